@@ -1,0 +1,81 @@
+"""Attention masks: built and merged here only (Vaswani et al., 2017, §3.2.3).
+
+Every mask in tfm is boolean with True = "may attend" (or "is a real token" for
+padding masks). Layers receive an already-merged `(B, T, S)` mask; they never
+build one themselves.
+"""
+
+import keras
+from keras import ops
+
+PAD_ID = 0
+
+
+def padding_mask(ids, pad_id=PAD_ID):
+    """True where `ids` holds a real token.
+
+    Args:
+        ids: int `(B, S)` token ids.
+        pad_id: int. The padding id. Defaults to `0`.
+
+    Returns:
+        bool `(B, S)`.
+    """
+    return ops.not_equal(ids, pad_id)
+
+
+def causal_mask(query_length, key_length=None, offset=0):
+    """Lower-triangular look-ahead mask (§3.2.3: the decoder cannot see the future).
+
+    Args:
+        query_length: int or scalar tensor. `T`.
+        key_length: int or scalar tensor. `S`. Defaults to `query_length`.
+        offset: int or scalar tensor. Absolute position of query 0; key `j` is
+            visible to query `i` when `j <= i + offset`. Used by incremental decoding.
+
+    Returns:
+        bool `(T, S)`.
+    """
+    key_length = query_length if key_length is None else key_length
+    rows = ops.expand_dims(ops.arange(query_length), 1) + offset  # (T, 1)
+    cols = ops.expand_dims(ops.arange(key_length), 0)  # (1, S)
+    return ops.greater_equal(rows, cols)
+
+
+def merge_masks(key_mask=None, query_mask=None, causal=False, query_length=None, key_length=None):
+    """Combine padding and look-ahead masks into one `(B, T, S)` attention mask.
+
+    Args:
+        key_mask: bool `(B, S)` or None. True = real key.
+        query_mask: bool `(B, T)` or None. True = real query. Padded queries then
+            attend to nothing (their rows come back as zeros).
+        causal: bool. Add the look-ahead mask.
+        query_length, key_length: ints, needed only when neither mask gives them.
+
+    Returns:
+        bool `(B, T, S)`, `(1, T, S)` when only `causal` is set, or None when
+        there is nothing to mask.
+    """
+    mask = None
+    if key_mask is not None:
+        mask = ops.expand_dims(ops.cast(key_mask, "bool"), 1)  # (B, S) -> (B, 1, S)
+    if query_mask is not None:
+        q = ops.expand_dims(ops.cast(query_mask, "bool"), 2)  # (B, T) -> (B, T, 1)
+        mask = q if mask is None else ops.logical_and(mask, q)
+    if causal:
+        t = query_length if query_length is not None else ops.shape(query_mask)[1]
+        s = key_length if key_length is not None else (
+            ops.shape(key_mask)[1] if key_mask is not None else t
+        )
+        c = ops.expand_dims(causal_mask(t, s), 0)  # (T, S) -> (1, T, S)
+        mask = c if mask is None else ops.logical_and(mask, c)
+    return mask
+
+
+def mask_from_keras(x):
+    """The Keras mask attached to `x` (`x._keras_mask`), or None."""
+    return getattr(x, "_keras_mask", None)
+
+
+__all__ = ["PAD_ID", "padding_mask", "causal_mask", "merge_masks", "mask_from_keras"]
+del keras
