@@ -12,4 +12,11 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 __version__ = "0.1.0"
 
-from tfm.layers.scaled_dot_product_attention import scaled_dot_product_attention  # noqa: E402
+from tfm import masks  # noqa: E402
+from tfm.config import TransformerConfig  # noqa: E402
+from tfm.layers import *  # noqa: E402,F401,F403
+from tfm.layers import positional_encoding, scaled_dot_product_attention  # noqa: E402
+from tfm.losses import LabelSmoothedCrossEntropy  # noqa: E402
+from tfm.metrics import MaskedAccuracy  # noqa: E402
+from tfm.models import Transformer, build_transformer  # noqa: E402
+from tfm.schedules import TransformerSchedule, build_optimizer  # noqa: E402

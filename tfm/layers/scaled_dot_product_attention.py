@@ -16,15 +16,37 @@ def masked_softmax(scores, mask=None):
         float `(..., T, S)`, same dtype as `scores`. A row with nothing to attend
         to comes back all zeros (not NaN and not uniform).
     """
-    if mask is None:
-        return ops.softmax(scores, axis=-1)
-    mask = ops.cast(mask, "bool")
-    # Softmax in float32: a large negative fill overflows bfloat16/float16.
+    # Softmax in float32: under mixed precision a large negative fill overflows
+    # float16 and bfloat16 loses the small weights.
     scores32 = ops.cast(scores, "float32")
+    if mask is None:
+        return ops.cast(ops.softmax(scores32, axis=-1), scores.dtype)
+    mask = ops.cast(mask, "bool")
     scores32 = ops.where(mask, scores32, ops.full_like(scores32, -1e9))
     weights = ops.softmax(scores32, axis=-1)
     weights = ops.where(mask, weights, ops.zeros_like(weights))
     return ops.cast(weights, scores.dtype)
+
+
+def attention_weights(query, key, mask=None):
+    """`softmax(Q K^T / sqrt(d_k))` with masked keys at exactly zero weight.
+
+    Args:
+        query: float `(..., T, d_k)`.
+        key: float `(..., S, d_k)`.
+        mask: bool broadcastable to `(..., T, S)`, True = may attend, or None.
+
+    Returns:
+        float `(..., T, S)`.
+    """
+    d_k = query.shape[-1]
+    if d_k is None:
+        scale = ops.rsqrt(ops.cast(ops.shape(query)[-1], query.dtype))
+    else:
+        scale = 1.0 / math.sqrt(d_k)
+    # Scale the queries, not the (T, S) scores: fewer multiplications when S > d_k.
+    scores = ops.matmul(query * ops.cast(scale, query.dtype), ops.swapaxes(key, -1, -2))  # (..., T, S)
+    return masked_softmax(scores, mask)
 
 
 def scaled_dot_product_attention(query, key, value, mask=None):
@@ -43,13 +65,6 @@ def scaled_dot_product_attention(query, key, value, mask=None):
         `(output, weights)`: float `(..., T, d_v)` and float `(..., T, S)`.
         Masked keys get exactly zero weight.
     """
-    d_k = query.shape[-1]
-    if d_k is None:
-        d_k = ops.shape(query)[-1]
-        scale = ops.cast(1.0 / ops.sqrt(ops.cast(d_k, "float32")), query.dtype)
-    else:
-        scale = 1.0 / math.sqrt(d_k)
-    scores = ops.matmul(query, ops.swapaxes(key, -1, -2)) * scale  # (..., T, S)
-    weights = masked_softmax(scores, mask)
+    weights = attention_weights(query, key, mask)  # (..., T, S)
     output = ops.matmul(weights, value)  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)
     return output, weights

@@ -1,0 +1,34 @@
+# The two commands: `make demo` runs the main job, `make test` passes the tests.
+# Each bootstraps .venv itself when it is missing or older than pyproject.toml.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export TF_CPP_MIN_LOG_LEVEL := 2
+
+.PHONY: demo test test-fast bench clean-notebooks venv
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/tfm demo
+
+# Every test, the notebooks (TFM_FAST=1) included; two workers on two cores.
+test: $(STAMP)
+	TFM_FAST=1 $(PY) -m pytest -q -n 2 --dist loadfile --durations=15
+
+# The suite without the slow tests.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
+
+bench: $(STAMP)
+	$(PY) benchmarks/run_all.py
+
+clean-notebooks: $(STAMP)
+	$(VENV)/bin/jupyter nbconvert --clear-output --inplace notebooks/*.ipynb

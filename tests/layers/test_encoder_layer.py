@@ -1,0 +1,38 @@
+import numpy as np
+import pytest
+from layer_testing import run_layer_test
+
+from tfm.layers import Encoder, EncoderLayer
+
+
+def _x(*shape):
+    return np.random.default_rng(0).normal(size=shape).astype("float32")
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_layer_checks(tmp_path, norm_first):
+    mask = np.array([[True] * 4, [True, True, False, False]])
+    run_layer_test(EncoderLayer, dict(num_heads=2, d_ff=16, norm_first=norm_first),
+                   {"x": _x(2, 4, 8), "padding_mask": mask}, expected_output_shape=(2, 4, 8),
+                   tmp_path=tmp_path)
+    run_layer_test(Encoder, dict(num_layers=2, num_heads=2, d_ff=16, norm_first=norm_first),
+                   {"x": _x(2, 4, 8), "padding_mask": mask}, expected_output_shape=(2, 4, 8),
+                   tmp_path=tmp_path, run_fit=False)
+
+
+def test_padding_does_not_leak_and_post_ln_normalises():
+    layer = EncoderLayer(num_heads=2, d_ff=16)
+    x = _x(1, 3, 8)
+    padded = np.concatenate([x, _x(1, 2, 8) * 100], axis=1)
+    mask = np.array([[True, True, True, False, False]])
+    a = layer(x).numpy()
+    b = layer(padded, padding_mask=mask).numpy()
+    np.testing.assert_allclose(a, b[:, :3], atol=1e-5)
+    # Post-LN: every output position has mean 0 and variance 1 (gamma=1, beta=0 at init).
+    np.testing.assert_allclose(a.mean(-1), 0, atol=1e-5)
+    np.testing.assert_allclose(a.var(-1), 1, atol=1e-3)
+
+
+def test_indivisible_width_is_named():
+    with pytest.raises(ValueError, match="d_model=10 is not divisible by num_heads=3"):
+        EncoderLayer(num_heads=3, d_ff=8)(_x(1, 2, 10))

@@ -1,0 +1,80 @@
+import keras
+import numpy as np
+import pytest
+from layer_testing import run_layer_test
+
+from tfm.layers import MultiHeadAttention
+
+
+def _x(*shape, seed=0):
+    return np.random.default_rng(seed).normal(size=shape).astype("float32")
+
+
+def test_layer_checks_self_and_cross(tmp_path):
+    run_layer_test(MultiHeadAttention, dict(num_heads=2, key_dim=4), {"query": _x(2, 3, 8)},
+                   expected_output_shape=(2, 3, 8), tmp_path=tmp_path)
+    run_layer_test(MultiHeadAttention, dict(num_heads=2, key_dim=4, value_dim=3, output_dim=5),
+                   {"query": _x(2, 3, 8), "value": _x(2, 6, 7)}, expected_output_shape=(2, 3, 5),
+                   tmp_path=tmp_path)
+
+
+def test_matches_numpy_reference():
+    layer = MultiHeadAttention(num_heads=2, key_dim=3)
+    q, v = _x(2, 4, 6), _x(2, 5, 6, seed=1)
+    mask = np.ones((2, 4, 5), bool)
+    mask[1, :, 3:] = False
+    out, w = layer(q, v, attention_mask=mask, return_attention_scores=True)
+    wq, bq = [p.numpy() for p in layer.query_dense.weights]
+    wk, bk = [p.numpy() for p in layer.key_dense.weights]
+    wv, bv = [p.numpy() for p in layer.value_dense.weights]
+    wo, bo = [p.numpy() for p in layer.output_dense.weights]
+
+    def heads(x):  # (B, T, 6) -> (B, 2, T, 3)
+        return x.reshape(x.shape[0], x.shape[1], 2, 3).transpose(0, 2, 1, 3)
+
+    Q, K, V = heads(q @ wq + bq), heads(v @ wk + bk), heads(v @ wv + bv)
+    s = Q @ K.transpose(0, 1, 3, 2) / np.sqrt(3)
+    s = np.where(mask[:, None], s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    ctx = (p @ V).transpose(0, 2, 1, 3).reshape(2, 4, 6)
+    np.testing.assert_allclose(w, p, atol=1e-6)
+    np.testing.assert_allclose(out, ctx @ wo + bo, atol=1e-5)
+    assert np.all(np.asarray(w)[1, :, :, 3:] == 0.0)  # padded keys: exactly zero weight
+
+
+def test_causal_prefix_does_not_see_the_future():
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    x = _x(1, 6, 8)
+    y = x.copy()
+    y[:, 4:] = _x(1, 2, 8, seed=5)  # change the last two positions
+    a = layer(x, use_causal_mask=True).numpy()
+    b = layer(y, use_causal_mask=True).numpy()
+    np.testing.assert_allclose(a[:, :4], b[:, :4], atol=1e-6)
+    assert not np.allclose(a[:, 4:], b[:, 4:])
+
+
+def test_incremental_cache_equals_full_causal():
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    x = _x(2, 5, 8)
+    full = layer(x, use_causal_mask=True).numpy()
+    cache = layer.empty_cache(2, 7)
+    steps = []
+    for i in range(5):
+        out, cache = layer(x[:, i : i + 1], use_causal_mask=True, cache=cache, cache_update_index=i)
+        steps.append(out.numpy())
+    np.testing.assert_allclose(np.concatenate(steps, 1), full, atol=1e-5)
+
+
+def test_cross_cache_equals_direct():
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    q, m = _x(2, 3, 8), _x(2, 6, 8, seed=2)
+    direct = layer(q, m).numpy()
+    cached, _ = layer(q, cache=layer.compute_cache(m))
+    np.testing.assert_allclose(cached, direct, atol=1e-6)
+
+
+def test_bad_sizes_named():
+    with pytest.raises(ValueError, match="num_heads=0"):
+        MultiHeadAttention(num_heads=0, key_dim=4)
+    keras.config.set_dtype_policy("float32")

@@ -1,0 +1,45 @@
+import math
+
+import keras
+import numpy as np
+import pytest
+
+import tfm
+from tfm.config import TransformerConfig
+
+
+def eq3(step, d_model=512, warmup=4000):
+    return d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+@pytest.mark.parametrize("step", [1, 4000, 40000])
+def test_eq3_at_step_1_warmup_and_10x_warmup(step):
+    schedule = tfm.TransformerSchedule(512, 4000)
+    # Keras passes the 0-based iteration; the paper's step is iteration + 1.
+    got = float(schedule(step - 1))
+    assert math.isclose(got, eq3(step), rel_tol=1e-5)
+
+
+def test_hand_values_and_peak():
+    s = tfm.TransformerSchedule(512, 4000)
+    # At step == warmup both branches meet: 512^-0.5 * 4000^-0.5 = 7.0e-4.
+    assert math.isclose(float(s(3999)), 1 / math.sqrt(512 * 4000), rel_tol=1e-5)
+    values = [float(s(i)) for i in (0, 1000, 3999, 8000)]
+    assert values[0] < values[1] < values[2] > values[3]
+
+
+def test_serializable_and_used_by_the_optimizer():
+    s = tfm.TransformerSchedule(256, warmup_steps=100, scale=2.0)
+    again = keras.optimizers.schedules.deserialize(keras.optimizers.schedules.serialize(s))
+    assert again.get_config() == s.get_config()
+    opt = tfm.build_optimizer(TransformerConfig.tiny())
+    assert opt.beta_1 == 0.9 and opt.beta_2 == 0.98 and opt.epsilon == 1e-9
+    var = keras.Variable(np.ones(2, "float32"))
+    opt.apply_gradients([(np.ones(2, "float32"), var)])
+    # First update used step 1, not step 0 (which would give a zero rate).
+    assert math.isclose(float(opt.learning_rate), eq3(2, 64, 400), rel_tol=1e-5)
+
+
+def test_bad_values_named():
+    with pytest.raises(ValueError, match="warmup_steps=0"):
+        tfm.TransformerSchedule(512, 0)

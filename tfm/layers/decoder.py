@@ -1,0 +1,81 @@
+"""The decoder stack (Vaswani et al., 2017, §3.1)."""
+
+import keras
+
+from tfm.layers.decoder_layer import DecoderLayer
+
+
+@keras.saving.register_keras_serializable(package="tfm")
+class Decoder(keras.layers.Layer):
+    """`N` identical `DecoderLayer`s (and a final LayerNorm when pre-LN).
+
+    Args:
+        num_layers: int. `N`.
+        num_heads, d_ff, key_dim, value_dim, dropout, attention_dropout,
+        norm_first, layer_norm_epsilon: as in `DecoderLayer`.
+
+    Call args:
+        x: float `(B, T, D)`, the embedded, position-encoded shifted target.
+        memory: float `(B, S, D)`, the encoder output (None with `cross_caches`).
+        memory_mask: bool `(B, S)`, True = real source token.
+        return_attention_scores: bool.
+        self_caches: list of `(B, 2, N, T_max, H)`, one per layer, or None.
+        cross_caches: list of `(B, 2, N, S, H)`, one per layer, or None.
+        cache_update_index: int scalar, position of `x[:, 0]` when decoding.
+
+    Returns:
+        float `(B, T, D)` alone, or `(output, aux)` where `aux` holds lists (one
+        entry per layer) under `"self_attention"`, `"cross_attention"` and
+        `"self_caches"` for whatever was asked or given.
+    """
+
+    def __init__(self, num_layers, num_heads, d_ff, key_dim=None, value_dim=None, dropout=0.1,
+                 attention_dropout=0.0, norm_first=False, layer_norm_epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        if int(num_layers) <= 0:
+            raise ValueError(f"num_layers={num_layers} must be positive")
+        self.num_layers = int(num_layers)
+        self.layer_kwargs = dict(
+            num_heads=num_heads, d_ff=d_ff, key_dim=key_dim, value_dim=value_dim, dropout=dropout,
+            attention_dropout=attention_dropout, norm_first=norm_first,
+            layer_norm_epsilon=layer_norm_epsilon)
+        self.layers = [DecoderLayer(**self.layer_kwargs, name=f"layer_{i}", dtype=self.dtype_policy)
+                       for i in range(self.num_layers)]
+        self.final_norm = (
+            keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, name="final_norm",
+                                            dtype=self.dtype_policy)
+            if norm_first else None)
+
+    def build(self, x_shape, memory_shape=None, *args, **kwargs):
+        for layer in self.layers:
+            layer.build(x_shape, memory_shape)
+        if self.final_norm is not None:
+            self.final_norm.build(x_shape)
+        self.built = True
+
+    def compute_cross_caches(self, memory):
+        """Per-layer keys/values of the memory, computed once per sentence."""
+        return [layer.compute_cross_cache(memory) for layer in self.layers]
+
+    def call(self, x, memory=None, memory_mask=None, training=None, return_attention_scores=False,
+             self_caches=None, cross_caches=None, cache_update_index=None):
+        aux = {}
+        for i, layer in enumerate(self.layers):
+            out = layer(
+                x, memory, memory_mask=memory_mask, training=training,
+                return_attention_scores=return_attention_scores,
+                self_cache=None if self_caches is None else self_caches[i],
+                cross_cache=None if cross_caches is None else cross_caches[i],
+                cache_update_index=cache_update_index)
+            if isinstance(out, tuple):
+                x, layer_aux = out
+                for key, value in layer_aux.items():
+                    aux.setdefault(key + ("s" if key == "self_cache" else ""), []).append(value)
+            else:
+                x = out
+        if self.final_norm is not None:
+            x = self.final_norm(x)
+        return (x, aux) if aux else x
+
+    def get_config(self):
+        return {**super().get_config(), "num_layers": self.num_layers, **self.layer_kwargs}

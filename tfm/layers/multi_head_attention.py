@@ -1,0 +1,166 @@
+"""Multi-head attention written from scratch (Vaswani et al., 2017, §3.2.2)."""
+
+import keras
+from keras import ops
+
+from tfm.layers.scaled_dot_product_attention import attention_weights
+from tfm.masks import causal_mask
+
+
+@keras.saving.register_keras_serializable(package="tfm")
+class MultiHeadAttention(keras.layers.Layer):
+    """`MultiHead(Q, K, V) = Concat(head_1..head_h) W^O`, `head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)`.
+
+    Self-attention (`value` omitted), cross-attention, causal masking, padding
+    masks, attention weights on request, and a key/value cache for incremental
+    decoding.
+
+    Args:
+        num_heads: int. `h`.
+        key_dim: int. `d_k` per head.
+        value_dim: int. `d_v` per head. Defaults to `key_dim`.
+        output_dim: int. Width of the output projection `W^O`. Defaults to the
+            query's last dimension.
+        dropout: float. Dropout on the attention weights. Defaults to `0.0`.
+        use_bias: bool. Biases in the four projections. Defaults to `True`.
+
+    Call args:
+        query: float `(B, T, Dq)`.
+        value: float `(B, S, Dv)`. Defaults to `query` (self-attention).
+        key: float `(B, S, Dk)`. Defaults to `value`.
+        attention_mask: bool broadcastable to `(B, T, S)`, True = may attend.
+        use_causal_mask: bool. Add the look-ahead mask (query i sees keys <= i).
+        return_attention_scores: bool. Also return the weights `(B, N, T, S)`.
+        cache: float `(B, 2, N, S_max, H)` or None. Keys (index 0) and values
+            (index 1) already projected and split into heads. With
+            `cache_update_index` None the cache is read as is (cross-attention
+            to a memory computed once, see `compute_cache`). With an index, the
+            query's new keys/values are written at positions
+            `[index, index + T)` and attention runs over the whole cache: pass an
+            `attention_mask` that hides the unwritten slots.
+        cache_update_index: int scalar or None.
+
+    Returns:
+        `output (B, T, output_dim)`, then `weights (B, N, T, S)` if asked, then
+        the updated cache if one was given.
+    """
+
+    def __init__(self, num_heads, key_dim, value_dim=None, output_dim=None, dropout=0.0,
+                 use_bias=True, **kwargs):
+        super().__init__(**kwargs)
+        if int(num_heads) <= 0 or int(key_dim) <= 0:
+            raise ValueError(f"num_heads={num_heads} and key_dim={key_dim} must be positive")
+        self.num_heads = int(num_heads)
+        self.key_dim = int(key_dim)
+        self.value_dim = int(value_dim) if value_dim else self.key_dim
+        self.output_dim = output_dim
+        self.dropout = float(dropout)
+        self.use_bias = use_bias
+        n, h, hv = self.num_heads, self.key_dim, self.value_dim
+        dense = dict(use_bias=use_bias, dtype=self.dtype_policy)
+        self.query_dense = keras.layers.Dense(n * h, name="query", **dense)
+        self.key_dense = keras.layers.Dense(n * h, name="key", **dense)
+        self.value_dense = keras.layers.Dense(n * hv, name="value", **dense)
+        self.output_dense = None  # built once the query width is known
+        self.dropout_layer = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+
+    def build(self, query_shape, value_shape=None, key_shape=None):
+        value_shape = query_shape if value_shape is None else value_shape
+        key_shape = value_shape if key_shape is None else key_shape
+        self.query_dense.build(query_shape)
+        self.key_dense.build(key_shape)
+        self.value_dense.build(value_shape)
+        out = self.output_dim or query_shape[-1]
+        self.output_dense = keras.layers.Dense(
+            out, use_bias=self.use_bias, name="attention_output", dtype=self.dtype_policy
+        )
+        self.output_dense.build(tuple(query_shape[:-1]) + (self.num_heads * self.value_dim,))
+        self.built = True
+
+    def _split_heads(self, x, head_dim):
+        b, t = ops.shape(x)[0], ops.shape(x)[1]
+        x = ops.reshape(x, (b, t, self.num_heads, head_dim))  # (B, T, N*H) -> (B, T, N, H)
+        return ops.transpose(x, (0, 2, 1, 3))  # (B, T, N, H) -> (B, N, T, H)
+
+    def compute_cache(self, value, key=None):
+        """Project a memory once for cross-attention: `(B, S, D) -> (B, 2, N, S, H)`.
+
+        Needs `key_dim == value_dim` (true for every tfm model).
+        """
+        key = value if key is None else key
+        k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, N, S, H)
+        v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, N, S, H)
+        return ops.stack([k, v], axis=1)  # (B, 2, N, S, H)
+
+    def empty_cache(self, batch_size, max_length):
+        """Zeros `(B, 2, N, max_length, H)` for self-attention decoding."""
+        return ops.zeros(
+            (batch_size, 2, self.num_heads, max_length, self.key_dim), dtype=self.compute_dtype
+        )
+
+    def call(self, query, value=None, key=None, attention_mask=None, use_causal_mask=False,
+             return_attention_scores=False, training=None, cache=None, cache_update_index=None):
+        if value is None:
+            value = query
+        if key is None:
+            key = value
+        q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, T, D) -> (B, N, T, H)
+        if cache is not None and cache_update_index is None:
+            k, v = cache[:, 0], cache[:, 1]  # (B, N, S, H) each
+        else:
+            k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, S, D) -> (B, N, S, H)
+            v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, S, D) -> (B, N, S, H)
+            if cache is not None:
+                new = ops.stack([k, v], axis=1)  # (B, 2, N, T, H)
+                zero = ops.zeros_like(cache_update_index)
+                start = [zero, zero, zero, cache_update_index, zero]
+                cache = ops.slice_update(cache, start, ops.cast(new, cache.dtype))
+                k, v = cache[:, 0], cache[:, 1]  # (B, N, S_max, H)
+
+        mask = attention_mask
+        if mask is not None:
+            mask = ops.expand_dims(ops.cast(mask, "bool"), 1)  # (B, T, S) -> (B, 1, T, S), shared by heads
+        if use_causal_mask:
+            offset = 0 if cache_update_index is None else cache_update_index
+            causal = causal_mask(ops.shape(q)[2], ops.shape(k)[2], offset=offset)  # (T, S)
+            mask = causal if mask is None else ops.logical_and(mask, causal)
+
+        weights = attention_weights(q, k, mask)  # (B, N, T, S)
+        dropped = self.dropout_layer(weights, training=training)
+        context = ops.matmul(dropped, v)  # (B, N, T, S) @ (B, N, S, H) -> (B, N, T, H)
+        context = ops.transpose(context, (0, 2, 1, 3))  # (B, N, T, H) -> (B, T, N, H)
+        b, t = ops.shape(context)[0], ops.shape(context)[1]
+        context = ops.reshape(context, (b, t, self.num_heads * self.value_dim))  # -> (B, T, N*H)
+        output = self.output_dense(context)  # (B, T, N*H) -> (B, T, D)
+
+        results = [output]
+        if return_attention_scores:
+            results.append(weights)
+        if cache is not None:
+            results.append(cache)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def compute_output_spec(self, query, value=None, key=None, return_attention_scores=False,
+                            cache=None, **kwargs):
+        value = query if value is None else value
+        out_dim = self.output_dim or query.shape[-1]
+        output = keras.KerasTensor(query.shape[:-1] + (out_dim,), dtype=self.compute_dtype)
+        results = [output]
+        if return_attention_scores:
+            s = cache.shape[3] if cache is not None else value.shape[1]
+            results.append(keras.KerasTensor(
+                (query.shape[0], self.num_heads, query.shape[1], s), dtype=self.compute_dtype))
+        if cache is not None:
+            results.append(keras.KerasTensor(cache.shape, dtype=cache.dtype))
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "key_dim": self.key_dim,
+            "value_dim": self.value_dim,
+            "output_dim": self.output_dim,
+            "dropout": self.dropout,
+            "use_bias": self.use_bias,
+        }

@@ -1,0 +1,64 @@
+"""Token embeddings shared with the pre-softmax projection (Vaswani et al., 2017, §3.4)."""
+
+import math
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="tfm")
+class SharedEmbedding(keras.layers.Layer):
+    """One `(V, D)` matrix used as the embedding and, transposed, as the output projection.
+
+    §3.4: "we share the same weight matrix between the two embedding layers and
+    the pre-softmax linear transformation ... In the embedding layers, we
+    multiply those weights by sqrt(d_model)." Initialised N(0, D^-0.5) so the
+    scaled embeddings start at unit variance, comparable to the sinusoids.
+
+    Args:
+        vocab_size: int. `V`.
+        d_model: int. `D`.
+        scale: bool. Multiply embeddings by `sqrt(D)`. Defaults to `True`.
+
+    Call args:
+        inputs: int `(B, T)` ids, or float `(B, T, D)` when `reverse=True`.
+        reverse: bool. Project hidden states to logits `(B, T, V)` (float32).
+
+    Returns:
+        float `(B, T, D)` embeddings, or float32 `(B, T, V)` logits.
+    """
+
+    def __init__(self, vocab_size, d_model, scale=True, **kwargs):
+        super().__init__(**kwargs)
+        if int(vocab_size) <= 0 or int(d_model) <= 0:
+            raise ValueError(f"vocab_size={vocab_size} and d_model={d_model} must be positive")
+        self.vocab_size = int(vocab_size)
+        self.d_model = int(d_model)
+        self.scale = bool(scale)
+
+    def build(self, inputs_shape=None):
+        self.embeddings = self.add_weight(
+            name="embeddings",
+            shape=(self.vocab_size, self.d_model),
+            initializer=keras.initializers.RandomNormal(stddev=self.d_model**-0.5),
+        )
+        self.built = True
+
+    def call(self, inputs, reverse=False):
+        table = ops.cast(self.embeddings, self.compute_dtype)
+        if reverse:
+            logits = ops.matmul(inputs, ops.transpose(table))  # (B, T, D) @ (D, V) -> (B, T, V)
+            return ops.cast(logits, "float32")  # softmax/loss in float32 under mixed precision
+        x = ops.take(table, ops.cast(inputs, "int32"), axis=0)  # (B, T) -> (B, T, D)
+        if self.scale:
+            x = x * ops.cast(math.sqrt(self.d_model), self.compute_dtype)
+        return x
+
+    def compute_output_spec(self, inputs, reverse=False):
+        if reverse:
+            return keras.KerasTensor(inputs.shape[:-1] + (self.vocab_size,), dtype="float32")
+        return keras.KerasTensor(inputs.shape + (self.d_model,), dtype=self.compute_dtype)
+
+    def get_config(self):
+        return {**super().get_config(), "vocab_size": self.vocab_size, "d_model": self.d_model,
+                "scale": self.scale}

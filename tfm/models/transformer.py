@@ -1,0 +1,168 @@
+"""The Transformer (Vaswani et al., 2017, §3, Figure 1)."""
+
+import keras
+from keras import ops
+
+from tfm.config import TransformerConfig
+from tfm.layers.decoder import Decoder
+from tfm.layers.encoder import Encoder
+from tfm.layers.positional_encoding import PositionalEmbedding, PositionalEncoding
+from tfm.layers.shared_embedding import SharedEmbedding
+from tfm.masks import padding_mask
+
+
+@keras.saving.register_keras_serializable(package="tfm")
+class Transformer(keras.Model):
+    """Encoder-decoder Transformer on token ids; returns next-token logits.
+
+    Source and target go through the (shared) embedding scaled by sqrt(D), plus
+    positional encodings, plus dropout (§3.4, §3.5, §5.4); the encoder's output
+    is attended by every decoder layer; the decoder's output is projected to the
+    vocabulary with the transposed embedding matrix when `share_embeddings`.
+
+    Args:
+        config: `TransformerConfig` (or its dict).
+
+    Call args:
+        inputs: `(source_ids, target_ids)`, int `(B, S)` and `(B, T)`, 0 = padding.
+            `target_ids` is the shifted target (START + y[:-1]).
+        training: bool.
+
+    Returns:
+        float32 logits `(B, T, V)`.
+    """
+
+    def __init__(self, config, **kwargs):
+        if isinstance(config, dict):
+            config = TransformerConfig.from_dict(config)
+        super().__init__(**kwargs)
+        self.config = config
+        c = config
+        dtype = self.dtype_policy
+        if c.share_embeddings:
+            self.source_embedding = SharedEmbedding(c.vocab_size, c.d_model, name="shared_embedding", dtype=dtype)
+            self.target_embedding = self.source_embedding
+            self.output_projection = None
+        else:
+            self.source_embedding = SharedEmbedding(c.vocab_size, c.d_model, name="source_embedding", dtype=dtype)
+            self.target_embedding = SharedEmbedding(c.vocab_size, c.d_model, name="target_embedding", dtype=dtype)
+            self.output_projection = keras.layers.Dense(c.vocab_size, name="output_projection", dtype="float32")
+        # Room for decoding up to (input length + max_extra_length) tokens (§6.1).
+        positions = c.max_length + c.max_extra_length + 1
+        if c.positional == "sinusoidal":
+            self.source_positions = PositionalEncoding(positions, name="positional_encoding", dtype=dtype)
+            self.target_positions = self.source_positions
+        else:
+            self.source_positions = PositionalEmbedding(positions, name="source_positions", dtype=dtype)
+            self.target_positions = PositionalEmbedding(positions, name="target_positions", dtype=dtype)
+        self.source_dropout = keras.layers.Dropout(c.dropout, dtype=dtype)
+        self.target_dropout = keras.layers.Dropout(c.dropout, dtype=dtype)
+        stack = dict(
+            num_layers=c.num_layers, num_heads=c.num_heads, d_ff=c.d_ff, key_dim=c.head_key_dim,
+            value_dim=c.head_value_dim, dropout=c.dropout, attention_dropout=c.attention_dropout,
+            norm_first=c.norm_first, layer_norm_epsilon=c.layer_norm_epsilon, dtype=dtype)
+        self.encoder = Encoder(name="encoder", **stack)
+        self.decoder = Decoder(name="decoder", **stack)
+
+    def build(self, input_shape=None):
+        seq, hidden = (None, None), (None, None, self.config.d_model)
+        # Shared sublayers appear twice: build each once.
+        for layer, shape in [(self.source_embedding, seq), (self.target_embedding, seq),
+                             (self.source_positions, hidden), (self.target_positions, hidden),
+                             (self.encoder, hidden), (self.output_projection, hidden)]:
+            if layer is not None and not layer.built:
+                layer.build(shape)
+        self.decoder.build(hidden, hidden)
+        self.built = True
+
+    # Pieces used by training, decoding and the notebooks -------------------
+    def encode(self, source_ids, training=False, return_attention_scores=False):
+        """`(B, S)` ids -> `(memory (B, S, D), source_mask (B, S))` [+ per-layer weights]."""
+        source_mask = padding_mask(source_ids)  # (B, S)
+        x = self.source_embedding(source_ids)  # (B, S) -> (B, S, D), scaled by sqrt(D)
+        x = self.source_dropout(self.source_positions(x), training=training)
+        out = self.encoder(x, padding_mask=source_mask, training=training,
+                           return_attention_scores=return_attention_scores)
+        if return_attention_scores:
+            return out[0], source_mask, out[1]
+        return out, source_mask
+
+    def project(self, x):
+        """Decoder states `(B, T, D)` -> float32 logits `(B, T, V)`."""
+        if self.output_projection is None:
+            return self.target_embedding(x, reverse=True)
+        return self.output_projection(x)
+
+    def decode(self, target_ids, memory, source_mask, training=False, return_attention_scores=False):
+        """Teacher-forced decoder: `(B, T)` ids -> logits `(B, T, V)` [+ aux dict of weights]."""
+        y = self.target_embedding(target_ids)  # (B, T) -> (B, T, D)
+        y = self.target_dropout(self.target_positions(y), training=training)
+        out = self.decoder(y, memory, memory_mask=source_mask, training=training,
+                           return_attention_scores=return_attention_scores)
+        if return_attention_scores:
+            return self.project(out[0]), out[1]
+        return self.project(out)
+
+    def call(self, inputs, training=None):
+        if isinstance(inputs, dict):
+            source_ids, target_ids = inputs["source_ids"], inputs["target_ids"]
+        else:
+            source_ids, target_ids = inputs
+        memory, source_mask = self.encode(source_ids, training=training)
+        return self.decode(target_ids, memory, source_mask, training=training)
+
+    # Incremental decoding (used by tfm.decoding) ---------------------------
+    def init_cache(self, memory, max_length):
+        """Caches for `decode_step`: self-attention zeros `(B, 2, N, max_length, H)` and the
+        memory's keys/values `(B, 2, N, S, H)`, one of each per decoder layer."""
+        batch = ops.shape(memory)[0]
+        return {
+            "self": [layer.self_attention.empty_cache(batch, max_length) for layer in self.decoder.layers],
+            "cross": self.decoder.compute_cross_caches(memory),
+        }
+
+    def decode_step(self, token_ids, index, cache, source_mask, return_attention_scores=False):
+        """One decoder position with cached keys/values.
+
+        Args:
+            token_ids: int `(B, 1)`, the token at position `index`.
+            index: int scalar, its position.
+            cache: dict from `init_cache` (updated copy returned).
+            source_mask: bool `(B, S)`.
+
+        Returns:
+            `(logits (B, V) float32, cache)` [+ aux weights of this step].
+        """
+        y = self.target_embedding(token_ids)  # (B, 1) -> (B, 1, D)
+        y = self.target_positions(y, start_index=index)
+        x, aux = self.decoder(y, None, memory_mask=source_mask, training=False,
+                              return_attention_scores=return_attention_scores,
+                              self_caches=cache["self"], cross_caches=cache["cross"],
+                              cache_update_index=index)
+        logits = self.project(x)[:, 0]  # (B, 1, V) -> (B, V)
+        new_cache = {"self": aux.pop("self_caches"), "cross": cache["cross"]}
+        if return_attention_scores:
+            return logits, new_cache, aux
+        return logits, new_cache
+
+    def get_config(self):
+        return {**keras.layers.Layer.get_config(self), "config": self.config.to_dict()}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        return cls(TransformerConfig.from_dict(config.pop("config")), **config)
+
+
+def build_transformer(config):
+    """A built `Transformer` for `config` (a `TransformerConfig` or a preset name).
+
+    Returns:
+        `keras.Model` taking `(source_ids, target_ids)` int tensors (0 = padding)
+        and returning float32 logits `(B, T, vocab_size)`.
+    """
+    if isinstance(config, str):
+        config = TransformerConfig.preset(config)
+    model = Transformer(config, name="transformer")
+    model.build()
+    return model

@@ -1,0 +1,59 @@
+"""The learning-rate schedule of Vaswani et al., 2017, §5.3, eq. 3."""
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="tfm")
+class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """`lrate = d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)` (eq. 3).
+
+    Linear warm-up for `warmup_steps`, then decay with the inverse square root of
+    the step. Keras passes the optimizer's 0-based iteration `i`; the paper's step
+    is `i + 1`, so the first update uses step 1 (never a zero learning rate).
+
+    Args:
+        d_model: int. Model width `d_model`.
+        warmup_steps: int. Defaults to `4000`.
+        scale: float. Multiplies the rate (1.0 = the paper). Defaults to `1.0`.
+    """
+
+    def __init__(self, d_model, warmup_steps=4000, scale=1.0):
+        if int(d_model) <= 0:
+            raise ValueError(f"d_model={d_model} must be positive")
+        if int(warmup_steps) <= 0:
+            raise ValueError(f"warmup_steps={warmup_steps} must be positive")
+        self.d_model = int(d_model)
+        self.warmup_steps = int(warmup_steps)
+        self.scale = float(scale)
+
+    def __call__(self, step):
+        step = ops.cast(step, "float32") + 1.0
+        rate = ops.minimum(ops.rsqrt(step), step * (self.warmup_steps**-1.5))
+        return self.scale * (self.d_model**-0.5) * rate
+
+    def get_config(self):
+        return {"d_model": self.d_model, "warmup_steps": self.warmup_steps, "scale": self.scale}
+
+
+def build_optimizer(config, learning_rate=None):
+    """Adam with the paper's settings (§5.3: beta1=0.9, beta2=0.98, eps=1e-9).
+
+    Args:
+        config: `TransformerConfig` (reads d_model, warmup_steps, adam_beta_1,
+            adam_beta_2, adam_epsilon, learning_rate_scale).
+        learning_rate: optional float or schedule replacing eq. 3.
+
+    Returns:
+        `keras.optimizers.Adam`.
+    """
+    if learning_rate is None:
+        learning_rate = TransformerSchedule(
+            config.d_model, config.warmup_steps, getattr(config, "learning_rate_scale", 1.0)
+        )
+    return keras.optimizers.Adam(
+        learning_rate=learning_rate,
+        beta_1=config.adam_beta_1,
+        beta_2=config.adam_beta_2,
+        epsilon=config.adam_epsilon,
+    )
