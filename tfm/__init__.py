@@ -18,5 +18,5 @@ from tfm.layers import *  # noqa: E402,F401,F403
 from tfm.layers import positional_encoding, scaled_dot_product_attention  # noqa: E402
 from tfm.losses import LabelSmoothedCrossEntropy  # noqa: E402
 from tfm.metrics import MaskedAccuracy  # noqa: E402
-from tfm.models import Transformer, build_transformer  # noqa: E402
+from tfm.models import Seq2Seq, Seq2SeqConfig, Transformer, build_seq2seq, build_transformer  # noqa: E402
 from tfm.schedules import TransformerSchedule, build_optimizer  # noqa: E402

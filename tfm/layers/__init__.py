@@ -14,3 +14,9 @@ from tfm.layers.scaled_dot_product_attention import (
     scaled_dot_product_attention,
 )
 from tfm.layers.shared_embedding import SharedEmbedding
+from tfm.layers.attention import Attention
+from tfm.layers.attention_score import AttentionScore
+from tfm.layers.bahdanau_attention import BahdanauAttention
+from tfm.layers.luong_attention import LuongAttention
+from tfm.layers.rnn_decoder import RNNDecoder
+from tfm.layers.rnn_encoder import RNNEncoder

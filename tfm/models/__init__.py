@@ -1,3 +1,4 @@
 """Models: the Transformer and the seq2seq baselines, all `(source_ids, target_ids) -> logits`."""
 
 from tfm.models.transformer import Transformer, build_transformer
+from tfm.models.seq2seq import Seq2Seq, Seq2SeqConfig, build_seq2seq

@@ -1,0 +1,172 @@
+import dataclasses
+import os
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from tfm.data.synthetic import sequence_task_ids
+from tfm.losses import LabelSmoothedCrossEntropy
+from tfm.metrics import MaskedAccuracy
+from tfm.models.seq2seq import Seq2Seq, Seq2SeqConfig, build_seq2seq
+
+V = 12
+SMALL = dict(vocab_size=V, embedding_dim=8, units=12)
+VARIANTS = {
+    "sutskever": dict(attention=None, num_layers=2),
+    "bahdanau": dict(attention="bahdanau", bidirectional=True, cell="gru"),
+    "luong": dict(attention="luong", input_feeding=True, num_layers=2, dropout=0.1),
+}
+
+
+def _np(x):
+    return np.asarray(ops.convert_to_numpy(x))
+
+
+@pytest.fixture(scope="module")
+def batch():
+    (source, target_in), target_out = sequence_task_ids(3, vocab_size=V, min_length=2, max_length=5, seed=0)
+    return source, target_in, target_out
+
+
+# Config -----------------------------------------------------------------------
+def test_config_defaults_are_resolved():
+    assert Seq2SeqConfig(vocab_size=100).score == "additive"
+    assert Seq2SeqConfig(vocab_size=100).attention_units == 256
+    assert Seq2SeqConfig(vocab_size=100, attention="luong").score == "general"
+    assert Seq2SeqConfig(vocab_size=100, attention="luong").attention_units is None
+    assert Seq2SeqConfig(vocab_size=100, attention=None).score is None
+
+
+def test_config_presets_and_json(tmp_path):
+    b = Seq2SeqConfig.bahdanau(vocab_size=30000)
+    assert (b.cell, b.bidirectional, b.units, b.embedding_dim, b.attention_units) == ("gru", True, 1000, 620, 1000)
+    lu = Seq2SeqConfig.preset("luong", vocab_size=50000)
+    assert (lu.num_layers, lu.units, lu.dropout, lu.score, lu.input_feeding) == (4, 1000, 0.2, "general", True)
+    assert Seq2SeqConfig.sutskever().attention is None
+    path = tmp_path / "config.json"
+    lu.to_json(path)
+    assert Seq2SeqConfig.from_json(path) == lu
+    assert dataclasses.replace(lu, dropout=0.3).dropout == 0.3
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(vocab_size=4), "vocab_size=4"),
+        (dict(units=0), "units=0"),
+        (dict(cell="rnn"), "cell='rnn'"),
+        (dict(num_layers=0), "num_layers=0"),
+        (dict(dropout=1.0), "dropout=1.0"),
+        (dict(attention="self"), "attention='self'"),
+        (dict(attention="luong", score="bilinear"), "score='bilinear'"),
+        (dict(attention=None, score="dot"), "attention=None"),
+        (dict(attention="bahdanau", input_feeding=True), "input_feeding=True"),
+        (dict(attention="luong", score="dot", bidirectional=True), "2 \\* units = 24"),
+        (dict(attention="luong", attention_units=5), "units=5"),
+    ],
+)
+def test_config_errors_name_bad_values(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Seq2SeqConfig(**{**SMALL, **kwargs})
+
+
+def test_preset_unknown():
+    with pytest.raises(ValueError, match="preset='rnnsearch'"):
+        Seq2SeqConfig.preset("rnnsearch")
+
+
+# Model ------------------------------------------------------------------------
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_decode_step_equals_call_and_padding_invariance(name, batch):
+    source, target_in, _ = batch
+    model = build_seq2seq(Seq2SeqConfig(**SMALL, **VARIANTS[name]))
+    logits, weights = model((source, target_in), return_attention_scores=True)
+    assert tuple(logits.shape) == (3, target_in.shape[1], V)
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    logits = _np(logits)
+    if weights is not None:
+        w = _np(weights)  # (B, T, S)
+        assert w.shape == (3, target_in.shape[1], source.shape[1])
+        assert np.all(w.transpose(0, 2, 1)[source == 0] == 0.0)  # padded source: exactly zero weight
+
+    # Extra source padding changes nothing.
+    padded = np.pad(source, ((0, 0), (0, 4)))
+    np.testing.assert_allclose(_np(model((padded, target_in))), logits, atol=1e-5)
+
+    # Incremental decoding reproduces teacher forcing.
+    state = model.encode(source)
+    assert tuple(state[0].shape)[:2] == source.shape and tuple(state[1].shape) == source.shape
+    structure = [tuple(s.shape) for s in state]
+    for t in range(target_in.shape[1]):
+        step_logits, state = model.decode_step(target_in[:, t : t + 1], state)
+        assert [tuple(s.shape) for s in state] == structure
+        np.testing.assert_allclose(_np(step_logits), logits[:, t], atol=1e-5)
+
+
+def test_state_structure_is_beam_friendly(batch):
+    source, target_in, _ = batch
+    model = build_seq2seq(Seq2SeqConfig(**SMALL, **VARIANTS["luong"]))
+    state = model.encode(source)
+    # [encoder_outputs, source_mask, (h, c) x 2 layers, h~]
+    assert len(state) == 2 + 2 * 2 + 1
+    assert keras.backend.standardize_dtype(state[1].dtype) == "bool"
+    # Tiling every entry along the batch axis (as beam search does) keeps the logits per sentence.
+    beam = [ops.repeat(s, 2, axis=0) for s in state]
+    logits, _ = model.decode_step(np.repeat(target_in[:, 0], 2), beam)
+    ref, _ = model.decode_step(target_in[:, 0], state)
+    np.testing.assert_allclose(_np(logits)[::2], _np(ref), atol=1e-6)
+
+
+def test_save_load_and_config_round_trip(batch, tmp_path):
+    source, target_in, _ = batch
+    model = build_seq2seq(Seq2SeqConfig(**SMALL, **VARIANTS["bahdanau"]))
+    ref = _np(model((source, target_in)))
+    clone = Seq2Seq.from_config(model.get_config())
+    assert clone.config == model.config
+    path = os.path.join(str(tmp_path), "seq2seq.keras")
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert isinstance(loaded, Seq2Seq) and loaded.config == model.config
+    np.testing.assert_allclose(_np(loaded((source, target_in))), ref, atol=1e-6)
+    np.testing.assert_allclose(_np(loaded({"source_ids": source, "target_ids": target_in})), ref, atol=1e-6)
+
+
+def test_mixed_bfloat16(batch):
+    source, target_in, target_out = batch
+    model = Seq2Seq(Seq2SeqConfig(**SMALL, **VARIANTS["luong"]), dtype="mixed_bfloat16")
+    logits = model((source, target_in))
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+    assert keras.backend.standardize_dtype(model.encode(source)[0].dtype) == "bfloat16"
+    assert np.all(np.isfinite(_np(logits)))
+    # Every weight gets a finite gradient through the bfloat16 recurrence and attention.
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        loss = LabelSmoothedCrossEntropy()(target_out, model((source, target_in), training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    assert all(g is not None and np.all(np.isfinite(_np(ops.convert_to_tensor(g)))) for g in grads)
+
+
+def test_decoder_opts_out_of_xla():
+    # Keras' jit_compile="auto" must not pick XLA: the scan's gradient needs a static trip count.
+    model = build_seq2seq(Seq2SeqConfig(**SMALL))
+    assert not model.decoder.supports_jit
+
+
+# Learning ---------------------------------------------------------------------
+def test_bahdanau_seq2seq_learns_to_reverse():
+    keras.utils.set_random_seed(1)
+    x, y = sequence_task_ids(2000, vocab_size=V, min_length=2, max_length=6, task="reverse", seed=1)
+    x_test, y_test = sequence_task_ids(300, vocab_size=V, min_length=2, max_length=6, task="reverse", seed=2)
+    model = build_seq2seq(Seq2SeqConfig(vocab_size=V, embedding_dim=16, units=32, attention="bahdanau"))
+    model.compile(
+        optimizer=keras.optimizers.Adam(1e-2), loss=LabelSmoothedCrossEntropy(0.1), metrics=[MaskedAccuracy()]
+    )
+    model.fit(x, y, batch_size=64, epochs=3, verbose=0)
+    logits = _np(model.predict(x_test, batch_size=300, verbose=0))
+    real = y_test != 0
+    accuracy = float(np.mean(logits.argmax(-1)[real] == y_test[real]))
+    assert accuracy >= 0.95, accuracy
+    assert model.evaluate(x_test, y_test, verbose=0, return_dict=True)["accuracy"] == pytest.approx(accuracy, abs=1e-6)

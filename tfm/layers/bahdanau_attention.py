@@ -1,0 +1,39 @@
+"""Additive attention (Bahdanau, Cho and Bengio, 2015, §3.1 and §A.1.2)."""
+
+import keras
+
+from tfm.layers.attention import Attention
+
+
+@keras.saving.register_keras_serializable(package="tfm")
+class BahdanauAttention(Attention):
+    """Additive ("concat") attention: `e_ts = v^T tanh(W_1 s_t + W_2 h_s)`.
+
+    An MLP "alignment model" scores how well the inputs around source position
+    `s` match the output at step `t`; its softmax `a_ts` weights the annotations
+    `h_s` into the context `c_t` (eqs. 5-6). In an RNN decoder the query is the
+    *previous* decoder state `s_{t-1}` and `c_t` is fed into the next step (see
+    `RNNDecoder(attention="bahdanau")`).
+
+    Args:
+        units: int. `n'`, the alignment MLP's hidden width (1000 in the paper).
+
+    Call args:
+        query: float `(B, Dq)` or `(B, T, Dq)`.
+        value: float `(B, S, Dv)`.
+        key: float `(B, S, Dk)` or None (then `key = value`).
+        value_mask: bool `(B, S)`, True = real source token.
+        return_attention_scores: bool. Also return the weights.
+
+    Returns:
+        context float `(B, [T,] Dv)` [and weights `(B, [T,] S)`].
+    """
+
+    def __init__(self, units, **kwargs):
+        super().__init__(score="additive", units=units, **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        for name in ("score", "sharpness", "trainable_sharpness"):
+            del config[name]
+        return config
