@@ -1,0 +1,276 @@
+"""Sentence pairs -> padded id batches for `model.fit` (Vaswani et al., 2017, §5.1).
+
+"Sentence pairs were batched together by approximate sequence length. Each training
+batch contained a set of sentence pairs containing approximately 25000 source
+tokens and 25000 target tokens."
+
+Every batch is `((source_ids, target_in), target_out)`, int32, 0-padded:
+
+    source_ids  (B, S)   the source subwords (no START / END)
+    target_in   (B, T)   START y_1 ... y_n      (decoder input, teacher forcing)
+    target_out  (B, T)   y_1 ... y_n END        (labels)
+
+so a pair whose target has n subwords needs T >= n + 1. Tokenization happens here,
+once, in the `tf.data` map; the model only sees ids.
+
+`bucket_by_token_budget` groups pairs of similar lengths and sizes each batch to
+about `tokens_per_batch` tokens per side; `pad_to_fixed_length` is the simple
+alternative (every batch `(batch_size, max_length)`); `padding_fraction` measures
+what either costs in padding.
+"""
+
+import dataclasses
+import logging
+
+import numpy as np
+import tensorflow as tf
+
+from tfm.data.special_tokens import END_ID, START_ID
+
+logger = logging.getLogger("tfm.data")
+
+_TOKENIZE_CHUNK = 512  # strings per tokenizer call inside the map (one op call per chunk, not per sentence)
+
+
+@dataclasses.dataclass(frozen=True)
+class LengthReport:
+    """What the length filter keeps.
+
+    Attributes:
+        num_pairs: pairs seen.
+        kept: pairs that fit (`S <= max_length` and `T = n + 1 <= max_length`).
+        too_long: pairs dropped because a side is longer than `max_length`.
+        empty: pairs dropped because a side has no subword at all.
+        max_length: the limit used.
+        longest_source, longest_target: longest `S` and `T = n + 1` seen (before filtering).
+    """
+
+    num_pairs: int
+    kept: int
+    too_long: int
+    empty: int
+    max_length: int
+    longest_source: int
+    longest_target: int
+
+    @property
+    def filtered(self):
+        return self.too_long + self.empty
+
+    def __str__(self):
+        return (f"{self.kept} of {self.num_pairs} pairs kept; filtered {self.too_long} longer than "
+                f"max_length={self.max_length} and {self.empty} empty (longest source {self.longest_source}, "
+                f"longest target {self.longest_target} = subwords + 1 for START / END)")
+
+
+def tokenize_pairs(pairs, tokenizer):
+    """`(source_text, target_text)` pairs -> `(source_ids, target_ids)` int32 vectors `(S,)`, `(n,)`.
+
+    No START / END yet; strings are tokenized in chunks for speed, order is kept.
+    """
+    def tokenize(source, target):  # (C,), (C,) -> ragged (C, None), (C, None)
+        return tokenizer.tokenize(source), tokenizer.tokenize(target)
+
+    return (pairs.batch(_TOKENIZE_CHUNK)
+            .map(tokenize, num_parallel_calls=tf.data.AUTOTUNE)
+            .unbatch())
+
+
+def _keep(max_length):
+    def keep(source, target):
+        source_len, target_len = tf.shape(source)[0], tf.shape(target)[0]
+        return (source_len > 0) & (target_len > 0) & (source_len <= max_length) & (target_len + 1 <= max_length)
+
+    return keep
+
+
+def _teacher_forcing(source, target):
+    """(S,), (n,) -> ((S,), (n+1,)), (n+1,): target_in = START + y, target_out = y + END."""
+    target_in = tf.concat([[START_ID], target], axis=0)
+    target_out = tf.concat([target, [END_ID]], axis=0)
+    return (source, target_in), target_out
+
+
+def _check(max_length, **positive):
+    if int(max_length) < 2:
+        raise ValueError(f"max_length={max_length}: need at least 2 (one subword + START/END)")
+    for name, value in positive.items():
+        if int(value) < 1:
+            raise ValueError(f"{name}={value}: expected a positive integer")
+
+
+def _prepare(pairs, tokenizer, max_length, shuffle, shuffle_buffer, seed, cache):
+    """Tokenize, drop pairs that do not fit, add START/END, then cache and shuffle."""
+    dataset = tokenize_pairs(pairs, tokenizer).filter(_keep(max_length))
+    dataset = dataset.map(_teacher_forcing, num_parallel_calls=tf.data.AUTOTUNE)
+    if cache:
+        # Cache ids, not text: later epochs skip tokenization. A str caches to that file.
+        dataset = dataset.cache() if cache is True else dataset.cache(cache)
+    if shuffle:
+        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+    return dataset
+
+
+def length_report(pairs, tokenizer, max_length):
+    """Counts the pairs the batching functions keep and filter, in one pass.
+
+    Args:
+        pairs: dataset of scalar `(source, target)` tf.string pairs.
+        tokenizer: a `SubwordTokenizer` (anything with `tokenize(strings)` -> ragged).
+        max_length: int. The limit given to the batching function.
+
+    Returns:
+        `LengthReport`.
+    """
+    def lengths(source, target):  # (C,) strings -> (C,) source lengths, (C,) target lengths incl. START/END
+        return tokenizer.tokenize(source).row_lengths(), tokenizer.tokenize(target).row_lengths() + 1
+
+    source_lengths, target_lengths = [], []
+    for s, t in pairs.batch(4 * _TOKENIZE_CHUNK).map(lengths, num_parallel_calls=tf.data.AUTOTUNE):
+        source_lengths.append(s.numpy())
+        target_lengths.append(t.numpy())
+    s = np.concatenate(source_lengths) if source_lengths else np.zeros(0, np.int64)
+    t = np.concatenate(target_lengths) if target_lengths else np.zeros(0, np.int64)
+    empty = (s == 0) | (t == 1)
+    too_long = ~empty & ((s > max_length) | (t > max_length))
+    return LengthReport(num_pairs=len(s), kept=int(np.sum(~empty & ~too_long)), too_long=int(np.sum(too_long)),
+                        empty=int(np.sum(empty)), max_length=int(max_length),
+                        longest_source=int(s.max(initial=0)), longest_target=int(t.max(initial=0)))
+
+
+def bucket_boundaries(max_length, step=1.1):
+    """Upper length limits of the buckets: 1, 2, ..., then growing by `step`, up to `max_length`.
+
+    One bucket per length while `length * step` adds less than a token, then
+    geometric (tensor2tensor's scheme), so a bucket's lengths differ by at most a
+    factor `step` and padding stays under about `1 - 1/step` per side.
+
+    Returns:
+        list of int, increasing, the last one `max_length`.
+    """
+    if step <= 1:
+        raise ValueError(f"step={step}: buckets must grow, expected > 1")
+    bounds, x = [], 1
+    while x < max_length:
+        bounds.append(x)
+        x = max(x + 1, int(x * step))
+    return bounds + [int(max_length)]
+
+
+def bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=25_000, max_length=256, shuffle=False,
+                           shuffle_buffer=20_000, seed=None, drop_remainder=False, pad_to_bucket=False,
+                           bucket_step=1.1, cache=False, return_report=False):
+    """Batches of similar-length pairs holding about `tokens_per_batch` tokens per side (§5.1).
+
+    A pair goes to the bucket of its length `L = max(S, T)` (`bucket_boundaries`, as
+    in tensor2tensor, which the paper used); bucket `i` with bound `b_i` makes
+    batches of `tokens_per_batch // b_i` pairs, so `B * S <= tokens_per_batch` and
+    `B * T <= tokens_per_batch` for every batch. Batches are padded to their longest
+    pair (or to the bucket bound with `pad_to_bucket`). Bucketing on both lengths
+    separately pads less but leaves hundreds of part-filled batches per epoch.
+
+    Args:
+        pairs: dataset of scalar `(source, target)` tf.string pairs.
+        tokenizer: a `SubwordTokenizer`.
+        tokens_per_batch: int. Token budget per side. The paper's 25,000 by default.
+        max_length: int. Pairs with `S > max_length` or `T > max_length` (T counts
+            START / END) are dropped; so are pairs with an empty side. Count them
+            with `return_report=True`.
+        shuffle: bool. Shuffle pairs (each epoch anew) before bucketing.
+        shuffle_buffer: int. Pairs in the shuffle buffer.
+        seed: int or None. Shuffle seed.
+        drop_remainder: bool. Drop each bucket's last, smaller batch: every batch of
+            a bucket then has the same batch size (the report does not count those pairs).
+        pad_to_bucket: bool. Pad to the bucket bound instead of the batch's longest
+            pair: with `drop_remainder`, one static shape per bucket (fewer XLA
+            recompilations), at the cost of more padding.
+        bucket_step: float. Growth factor of the bucket bounds.
+        cache: bool or str. Cache the ids in memory (`True`) or in that file, so later
+            epochs skip tokenization.
+        return_report: bool. Also return a `LengthReport` (one extra tokenization pass;
+            it is logged).
+
+    Returns:
+        A `tf.data.Dataset` of `((source_ids (B, S), target_in (B, T)), target_out (B, T))`
+        int32; with `return_report`, `(dataset, report)`.
+    """
+    _check(max_length, tokens_per_batch=tokens_per_batch, shuffle_buffer=shuffle_buffer)
+    if int(tokens_per_batch) < int(max_length):
+        raise ValueError(f"tokens_per_batch={tokens_per_batch} is smaller than max_length={max_length}: "
+                         f"the longest pairs would not fit in a batch")
+    bounds = bucket_boundaries(int(max_length), bucket_step)
+    boundaries = tf.constant(bounds, tf.int32)
+    batch_sizes = tf.constant([tokens_per_batch // b for b in bounds], tf.int64)  # (num_buckets,)
+    bounds_64 = tf.constant(bounds, tf.int64)
+
+    def bucket_id(inputs, target_out):
+        source, target_in = inputs
+        length = tf.maximum(tf.shape(source)[0], tf.shape(target_in)[0])
+        return tf.cast(tf.searchsorted(boundaries, [length], side="left")[0], tf.int64)  # first bound >= L
+
+    def batch_bucket(key, window):
+        length = bounds_64[key] if pad_to_bucket else -1  # -1: the batch's longest
+        shapes = (([length], [length]), [length])
+        return window.padded_batch(batch_sizes[key], padded_shapes=shapes, drop_remainder=drop_remainder)
+
+    dataset = _prepare(pairs, tokenizer, max_length, shuffle, shuffle_buffer, seed, cache)
+    dataset = dataset.group_by_window(key_func=bucket_id, reduce_func=batch_bucket,
+                                      window_size_func=lambda key: batch_sizes[key])
+    dataset = dataset.prefetch(tf.data.AUTOTUNE)
+    return _with_report(dataset, pairs, tokenizer, max_length, return_report)
+
+
+def pad_to_fixed_length(pairs, tokenizer, batch_size=64, max_length=256, shuffle=False, shuffle_buffer=20_000,
+                        seed=None, drop_remainder=False, cache=False, return_report=False):
+    """Fixed-size batches, every sequence padded to `max_length` (the simple baseline).
+
+    Args:
+        batch_size: int. Pairs per batch `B`.
+        max_length: int. `S = T = max_length` for every batch; longer pairs and pairs
+            with an empty side are dropped.
+        Others: as in `bucket_by_token_budget`.
+
+    Returns:
+        A dataset of `((source_ids (B, L), target_in (B, L)), target_out (B, L))` int32,
+        `L = max_length`; with `return_report`, `(dataset, report)`.
+    """
+    _check(max_length, batch_size=batch_size, shuffle_buffer=shuffle_buffer)
+    length = int(max_length)
+    dataset = _prepare(pairs, tokenizer, max_length, shuffle, shuffle_buffer, seed, cache)
+    dataset = dataset.padded_batch(batch_size, padded_shapes=(([length], [length]), [length]),
+                                   drop_remainder=drop_remainder)
+    dataset = dataset.prefetch(tf.data.AUTOTUNE)
+    return _with_report(dataset, pairs, tokenizer, max_length, return_report)
+
+
+def _with_report(dataset, pairs, tokenizer, max_length, return_report):
+    if not return_report:
+        return dataset
+    report = length_report(pairs, tokenizer, max_length)
+    (logger.warning if report.filtered else logger.info)("%s", report)
+    return dataset, report
+
+
+def padding_fraction(batches, max_batches=None):
+    """Share of padding (id 0) among all positions of a batched dataset.
+
+    Args:
+        batches: dataset of int tensors or nested tuples of them, such as the
+            output of `bucket_by_token_budget` (source, target_in and target_out all count).
+        max_batches: int or None. Only look at the first batches.
+
+    Returns:
+        float in [0, 1]: zeros / positions.
+    """
+    zeros = total = 0
+    for i, batch in enumerate(batches):
+        if max_batches is not None and i >= max_batches:
+            break
+        for tensor in tf.nest.flatten(batch):
+            array = np.asarray(tensor)
+            zeros += int(np.sum(array == 0))
+            total += array.size
+    if total == 0:
+        raise ValueError("padding_fraction got an empty dataset")
+    return zeros / total
+

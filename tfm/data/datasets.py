@@ -1,0 +1,63 @@
+"""One entry point for every corpus: `load_dataset(name, split, ...)`.
+
+Names:
+    "reverse", "copy"    generated word sequences (`tfm.data.synthetic`), no languages
+    "numbers"            generated number words, en <-> de (the offline default of `make demo`)
+    "multi30k"           Multi30k en / de / fr, downloaded into the cache folder
+    TFDS builders        "wmt14_translate/de-en", "wmt_t2t_translate/de-en", "ted_hrlr_translate/pt_to_en"
+    "files"              two local line-aligned files: `source_path=`, `target_path=`
+"""
+
+from tfm.data.multi30k import load_multi30k
+from tfm.data.synthetic import number_words_dataset, sequence_task_dataset
+from tfm.data.text_files import load_parallel_files
+from tfm.data.tfds_translate import TFDS_NAMES, load_tfds_translate
+
+GENERATED_TASKS = ("reverse", "copy", "numbers")
+DATASET_NAMES = GENERATED_TASKS + ("multi30k",) + TFDS_NAMES + ("files",)
+
+
+def load_dataset(name, split="train", source_lang=None, target_lang=None, data_dir=None, **kwargs):
+    """A translation corpus as a `tf.data.Dataset` of scalar `(source, target)` tf.string pairs.
+
+    Args:
+        name: str. One of `DATASET_NAMES` (see the module docstring).
+        split: "train", "validation" (alias "val") or "test"; TFDS also takes its
+            own split strings ("train[:1%]"). Ignored by "files".
+        source_lang, target_lang: languages, where the corpus has several
+            ("numbers": en / de; "multi30k": en / de / fr; TFDS: the config's two).
+            Generated reverse / copy tasks take none.
+        data_dir: cache folder for downloads; defaults to `$TFM_DATA_DIR`, else
+            `data/cache`.
+        **kwargs: passed to the loader: `num_examples`, `seed`, ... for generated
+            tasks; `source_path`, `target_path`, `strict` for "files"; `download`
+            for Multi30k and TFDS.
+
+    Returns:
+        `tf.data.Dataset`.
+
+    Raises:
+        ValueError: for an unknown name (the valid ones are listed) or arguments the
+            corpus does not take.
+    """
+    if name in ("reverse", "copy"):
+        if source_lang is not None or target_lang is not None:
+            raise ValueError(f"the generated {name!r} task has no languages; got source_lang={source_lang!r}, "
+                             f"target_lang={target_lang!r}")
+        return sequence_task_dataset(split, task=name, **kwargs)
+    if name == "numbers":
+        return number_words_dataset(split, source_lang=source_lang or ("de" if target_lang == "en" else "en"),
+                                    target_lang=target_lang or ("en" if source_lang == "de" else "de"), **kwargs)
+    if name == "multi30k":
+        return load_multi30k(split, source_lang=source_lang or ("de" if target_lang == "en" else "en"),
+                             target_lang=target_lang or ("en" if source_lang == "de" else "de"),
+                             data_dir=data_dir, **kwargs)
+    if name in TFDS_NAMES:
+        return load_tfds_translate(name, split, source_lang=source_lang, target_lang=target_lang,
+                                   data_dir=data_dir, **kwargs)
+    if name == "files":
+        missing = [key for key in ("source_path", "target_path") if key not in kwargs]
+        if missing:
+            raise ValueError(f"load_dataset('files') needs source_path= and target_path=; missing {missing}")
+        return load_parallel_files(**kwargs)
+    raise ValueError(f"unknown dataset name={name!r}; valid names: {list(DATASET_NAMES)}")
