@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export TF_CPP_MIN_LOG_LEVEL := 2
 
-.PHONY: demo test test-fast bench clean-notebooks venv
+.PHONY: demo test test-fast bench bench-deps clean-notebooks venv
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -27,8 +27,17 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
 
-bench: $(STAMP)
+# Benchmarks (not tests): regenerate docs/results.md. Peers (keras-hub, torch) live in
+# benchmarks/.deps only, never in the package's environment.
+bench: $(STAMP) bench-deps
 	$(PY) benchmarks/run_all.py
+
+BENCH_DEPS := benchmarks/.deps/.installed
+bench-deps: $(BENCH_DEPS)
+$(BENCH_DEPS): | $(STAMP)
+	$(PY) -m pip install --quiet --target benchmarks/.deps --no-deps keras-hub==0.32.0 torch==2.13.0 \
+	    tokenizers regex kagglehub kagglesdk==0.1.28 sympy mpmath networkx jinja2 markupsafe fsspec filelock huggingface_hub
+	touch $(BENCH_DEPS)
 
 clean-notebooks: $(STAMP)
 	$(VENV)/bin/jupyter nbconvert --clear-output --inplace notebooks/*.ipynb

@@ -1,0 +1,166 @@
+"""`make bench`: run every benchmark, then regenerate docs/results.md and its PNG plots.
+
+    python benchmarks/run_all.py              # full settings
+    python benchmarks/run_all.py --quick      # each script's --quick mode
+    python benchmarks/run_all.py --only train_throughput memory
+    python benchmarks/run_all.py --render     # only rebuild docs/results.md from docs/results/*
+
+Each script prints its own table and writes docs/results/<name>.json; this runner saves the
+printed output as docs/results/<name>.txt, draws plots from the JSON files and writes the page.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RESULTS = os.path.join(ROOT, "docs", "results")
+
+# name -> (script, extra args, what it shows)
+BENCHMARKS = {
+    "train_throughput": ("train_throughput.py", [], "Training throughput and MFU at the base shape, vs keras-hub and torch"),
+    "train_throughput_multi30k": ("train_throughput_multi30k.py", [], "Multi30k: token bucketing vs fixed-length padding, fp32 vs bf16"),
+    "decoding_speed": ("decoding_speed.py", [], "Decoding: cached + compiled vs recomputing the prefix"),
+    "memory": ("memory.py", [], "Peak resident memory per preset during training"),
+    "quality_at_budget": ("quality_at_budget.py", [], "BLEU on Multi30k test_2016_flickr at a fixed CPU budget"),
+    "gpu_throughput": ("gpu_throughput.py", [], "Base preset on a GPU: mixed precision and XLA"),
+}
+
+
+def run(name, quick):
+    script, extra, _ = BENCHMARKS[name]
+    path = os.path.join(HERE, script)
+    if not os.path.exists(path):
+        return f"(missing: benchmarks/{script})"
+    cmd = [sys.executable, path, *extra] + (["--quick"] if quick and name != "gpu_throughput" else [])
+    print(f"== {' '.join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd)}", flush=True)
+    start = time.time()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"})
+    noise = ("I0000", "E0000", "W0000", "WARNING: All log messages", "To enable the following", "warnings.warn(")
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines()
+             if not line.startswith(noise) and "UserWarning" not in line]
+    text = "\n".join(lines[-80:])
+    text += f"\n[exit {proc.returncode}, {time.time() - start:.0f} s]"
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, f"{name}.txt"), "w") as f:
+        f.write(text + "\n")
+    print(text, flush=True)
+    return text
+
+
+def _load(name):
+    path = os.path.join(RESULTS, f"{name}.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def plot_bars(name, labels, values, ylabel, title, reference=None):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    bars = ax.barh(labels, values, color="#4878a8")
+    for bar, value in zip(bars, values):
+        ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {value:,.0f}", va="center", fontsize=8)
+    if reference:
+        ax.axvline(reference, color="grey", ls="--", lw=1)
+    ax.set_xlabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.invert_yaxis()
+    fig.tight_layout()
+    out = os.path.join(RESULTS, f"{name}.png")
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return os.path.relpath(out, os.path.join(ROOT, "docs"))
+
+
+def plots():
+    """Draw what the JSON files support; return {name: relative png path}."""
+    images = {}
+    data = _load("train_throughput")
+    if data and data.get("rows"):
+        rows = data["rows"]
+        images["train_throughput"] = plot_bars(
+            "train_throughput", [r["candidate"] for r in rows], [r["tokens_per_s"] for r in rows],
+            "target tokens/s (median)", "Training throughput, base shape, B32 x T32 (2 CPU cores)")
+    data = _load("memory")
+    if data and data.get("rows"):
+        rows = [r for r in data["rows"] if "peak_rss_mib" in r]
+        images["memory"] = plot_bars("memory", [r["preset"] for r in rows], [r["peak_rss_mib"] for r in rows],
+                                     "peak RSS (MiB)", f"Peak memory while training ({data['tokens']} tokens/batch)")
+    for name in ("decoding_speed", "train_throughput_multi30k", "quality_at_budget"):
+        data = _load(name)
+        if data and data.get("plot_bars"):
+            spec = data["plot_bars"]
+            images[name] = plot_bars(name, spec["labels"], spec["values"], spec["xlabel"], spec["title"])
+        if data and data.get("curves"):
+            images[name + "_curves"] = plot_curves(name, data["curves"])
+    return images
+
+
+def plot_curves(name, curves):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    for label, points in curves.items():
+        xs, ys = zip(*points)
+        ax.plot(xs, ys, marker="o", ms=3, label=label)
+    ax.set_xlabel("training time (s)")
+    ax.set_ylabel("BLEU")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    out = os.path.join(RESULTS, f"{name}_curves.png")
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return os.path.relpath(out, os.path.join(ROOT, "docs"))
+
+
+def render():
+    images = plots()
+    lines = ["# Benchmark results", "",
+             "Generated by `make bench` (`python benchmarks/run_all.py`); every number below was printed by the",
+             "script named in its section, measured side by side in one run (medians of alternating rounds).",
+             "Machine: 2 CPU cores, 24 GiB, no GPU, unless a section says otherwise.", ""]
+    for name, (script, _, what) in BENCHMARKS.items():
+        lines += [f"## {what}", "", f"`python benchmarks/{script}`", ""]
+        txt = os.path.join(RESULTS, f"{name}.txt")
+        if os.path.exists(txt):
+            with open(txt) as f:
+                lines += ["```", f.read().rstrip(), "```", ""]
+        else:
+            lines += ["(not run yet)", ""]
+        for key in (name, name + "_curves"):
+            if key in images:
+                lines += [f"![{key}]({images[key]})", ""]
+    with open(os.path.join(ROOT, "docs", "results.md"), "w") as f:
+        f.write("\n".join(lines))
+    print(f"wrote docs/results.md ({len(images)} plots)")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="each script's --quick mode")
+    parser.add_argument("--only", nargs="+", choices=list(BENCHMARKS), help="run only these")
+    parser.add_argument("--render", action="store_true", help="only rebuild docs/results.md")
+    args = parser.parse_args(argv)
+    if not args.render:
+        for name in args.only or BENCHMARKS:
+            run(name, args.quick)
+    render()
+
+
+if __name__ == "__main__":
+    main()
