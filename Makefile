@@ -19,9 +19,11 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/tfm demo
 
-# Every test, the notebooks (TFM_FAST=1) included; two workers on two cores.
+# Every test, then every notebook top to bottom in fast mode (TFM_FAST=1); two workers on two
+# cores. Notebooks are spread one per worker, the other tests one file per worker (shared fixtures).
 test: $(STAMP)
-	TFM_FAST=1 $(PY) -m pytest -q -n 2 --dist loadfile --durations=15
+	$(PY) -m pytest -q -n 2 --dist loadfile --ignore=tests/test_notebooks.py --durations=10
+	TFM_FAST=1 $(PY) -m pytest -q -n 2 --dist load tests/test_notebooks.py --durations=12
 
 # The suite without the slow tests.
 test-fast: $(STAMP)

@@ -77,6 +77,9 @@ class PositionalEmbedding(keras.layers.Layer):
 
     Args:
         max_length: int. Longest sequence accepted (size of the table).
+        stddev: float. Standard deviation of the initial table. Defaults to `1.0`:
+            tfm's token embeddings are scaled to unit variance (§3.4), and a table
+            started much smaller (BERT's 0.02) is drowned out by them and barely learns.
 
     Call args:
         x: float `(B, T, D)`.
@@ -86,15 +89,16 @@ class PositionalEmbedding(keras.layers.Layer):
         float `(B, T, D)`.
     """
 
-    def __init__(self, max_length=512, **kwargs):
+    def __init__(self, max_length=512, stddev=1.0, **kwargs):
         super().__init__(**kwargs)
         self.max_length = int(max_length)
+        self.stddev = float(stddev)
 
     def build(self, x_shape):
         self.position_embeddings = self.add_weight(
             name="position_embeddings",
             shape=(self.max_length, x_shape[-1]),
-            initializer=keras.initializers.RandomNormal(stddev=0.02),
+            initializer=keras.initializers.RandomNormal(stddev=self.stddev),
         )
         self.built = True
 
@@ -105,4 +109,4 @@ class PositionalEmbedding(keras.layers.Layer):
         return ops.cast(x, self.compute_dtype) + pe[None]
 
     def get_config(self):
-        return {**super().get_config(), "max_length": self.max_length}
+        return {**super().get_config(), "max_length": self.max_length, "stddev": self.stddev}
