@@ -1,0 +1,281 @@
+import math
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tfm
+from tfm import decoding
+from tfm.config import TransformerConfig
+from tfm.data.special_tokens import END_ID, PAD_ID, START_ID, UNK_ID
+
+VOCAB = 30
+EXTRA = 6  # short outputs keep the untrained models' searches fast
+
+
+@pytest.fixture(scope="module")
+def transformer():
+    keras.utils.set_random_seed(0)
+    config = TransformerConfig.tiny(vocab_size=VOCAB, dropout=0.0, num_layers=1, max_length=16,
+                                    max_extra_length=EXTRA)
+    return tfm.build_transformer(config)
+
+
+@pytest.fixture(scope="module")
+def sources():
+    ids = np.random.default_rng(1).integers(4, VOCAB, size=(3, 7)).astype("int32")
+    ids[1, 3:] = 0  # sentences of different lengths
+    ids[2, 5:] = 0
+    return ids
+
+
+def _numpy(result):
+    return {key: np.asarray(value) for key, value in result.items()}
+
+
+# ---------------------------------------------------------------------------
+# A hand-made bigram "model": next-token probabilities depend on the last token only,
+# so every hypothesis score can be worked out by hand.
+# ---------------------------------------------------------------------------
+A, B, C, D = 4, 5, 6, 7
+
+
+class Bigram:
+    """The search's decodable protocol (`start`, `step`, `vocab_size`, limits) over a fixed table."""
+
+    vocab_size = 8
+    max_source_length = None
+    max_steps = None
+    default_max_extra_length = 5
+
+    def __init__(self, table):
+        probs = np.zeros((self.vocab_size, self.vocab_size))
+        for last, row in table.items():
+            for token, p in row.items():
+                probs[last, token] = p
+        with np.errstate(divide="ignore"):
+            self.logits = tf.constant(np.where(probs > 0, np.log(np.maximum(probs, 1e-30)), -1e9), tf.float32)
+
+    def start(self, source_ids, max_steps, use_cache=True):
+        return {"source": source_ids}, {}
+
+    def step(self, sequences, index, static, dynamic, use_cache=True):
+        last = tf.gather(sequences, index, axis=1)  # (N,)
+        return tf.gather(self.logits, last), dynamic
+
+
+# From START: END 0.5, A 0.45, UNK 0.05; then A B C D END, each step with p = 0.99.
+CHAIN = Bigram({
+    START_ID: {END_ID: 0.5, A: 0.45, UNK_ID: 0.05},
+    A: {B: 0.99, UNK_ID: 0.01}, B: {C: 0.99, UNK_ID: 0.01}, C: {D: 0.99, UNK_ID: 0.01},
+    D: {END_ID: 0.99, UNK_ID: 0.01}, UNK_ID: {END_ID: 1.0},
+})
+NEVER_ENDS = Bigram({START_ID: {A: 1.0}, A: {A: 0.9, B: 0.1}, B: {A: 1.0}})
+
+
+def test_length_penalty_hand_numbers():
+    # ((5 + |Y|) / 6)^alpha
+    np.testing.assert_allclose(decoding.length_penalty(1, 0.6), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(decoding.length_penalty(7, 0.6), 2.0**0.6, rtol=1e-6)  # 1.5157
+    np.testing.assert_allclose(decoding.length_penalty(7, 0.6), 1.515717, rtol=1e-6)
+    np.testing.assert_allclose(decoding.length_penalty(3, 1.0), 8 / 6, rtol=1e-6)
+    np.testing.assert_allclose(decoding.length_penalty([1, 10, 25], 0.0), [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(decoding.length_penalty(10, 0.6), 2.5**0.6, rtol=1e-6)  # 1.7329
+
+
+def test_length_penalty_changes_the_winner():
+    """Hand-worked: "END" scores log 0.5 = -0.693; "A B C D END" scores
+    (log 0.45 + 4 log 0.99) / ((5 + 5) / 6)^0.6 = -0.8387 / 1.3586 = -0.6173."""
+    source = np.full((1, 3), 9, np.int32)
+    short = math.log(0.5)
+    long_log_prob = math.log(0.45) + 4 * math.log(0.99)
+    long = long_log_prob / ((5 + 5) / 6) ** 0.6
+    assert long == pytest.approx(-0.6173, abs=1e-4) and short == pytest.approx(-0.6931, abs=1e-4)
+
+    greedy = _numpy(decoding.greedy_search(CHAIN, source))  # END is the single most likely token
+    assert greedy["lengths"][0] == 0 and greedy["steps"] == 1
+    np.testing.assert_allclose(greedy["scores"], [short], rtol=1e-5)
+
+    beam = _numpy(decoding.beam_search(CHAIN, source, beam_size=2, alpha=0.6, return_all=True))
+    np.testing.assert_array_equal(beam["sequences"][0, :5], [A, B, C, D, PAD_ID])
+    np.testing.assert_allclose(beam["scores"], [long], rtol=1e-5)
+    np.testing.assert_allclose(beam["all_scores"][0], [long, short], rtol=1e-5)
+
+    no_penalty = _numpy(decoding.beam_search(CHAIN, source, beam_size=2, alpha=0.0))
+    assert no_penalty["lengths"][0] == 0
+    np.testing.assert_allclose(no_penalty["scores"], [short], rtol=1e-5)
+
+
+def test_stops_at_end_token_and_pads_after_it():
+    source = np.full((1, 3), 9, np.int32)
+    beam = _numpy(decoding.beam_search(CHAIN, source, beam_size=2, alpha=0.6))
+    assert beam["lengths"][0] == 4
+    assert np.all(beam["sequences"][0, 4:] == PAD_ID)
+    assert END_ID not in beam["sequences"]
+    # "A B C D END" finishes at step 5; the early stop ends the search before the limit (3 + 5 + 1).
+    assert beam["steps"] < 9
+
+
+def test_output_limit_is_source_length_plus_extra():
+    source = np.array([[9, 9, 9, 0, 0], [9, 9, 9, 9, 9]], np.int32)  # lengths 3 and 5
+    for result in (decoding.greedy_search(NEVER_ENDS, source, max_extra_length=4),
+                   decoding.beam_search(NEVER_ENDS, source, beam_size=2, max_extra_length=4)):
+        result = _numpy(result)
+        np.testing.assert_array_equal(result["lengths"], [3 + 4, 5 + 4])
+        assert result["sequences"].shape[1] == 5 + 4 + 1  # static T_max = S + extra + 1
+        assert START_ID not in result["sequences"]
+
+
+def test_transformer_limit_clamped_to_positions(transformer):
+    long = np.full((1, 40), 5, np.int32)  # longer than max_length=16: truncated
+    result = _numpy(decoding.greedy_search(transformer, long))
+    config = transformer.config
+    assert result["sequences"].shape[1] <= config.max_length + config.max_extra_length + 1
+    assert result["lengths"][0] <= config.max_length + config.max_extra_length
+
+
+def _graph(fn, **kwargs):
+    return tf.function(lambda ids: fn(**kwargs, source_ids=ids))
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_cached_equals_uncached(transformer, sources, beam_size):
+    search = decoding.greedy_search if beam_size == 1 else decoding.beam_search
+    kwargs = {} if beam_size == 1 else dict(beam_size=beam_size, return_all=True)
+    cached = _numpy(_graph(search, model=transformer, return_logits=True, **kwargs)(sources))
+    uncached = _numpy(_graph(search, model=transformer, return_logits=True, use_cache=False, **kwargs)(sources))
+    np.testing.assert_array_equal(cached["sequences"], uncached["sequences"])
+    np.testing.assert_allclose(cached["logits"], uncached["logits"], atol=1e-4)
+    np.testing.assert_allclose(cached["scores"], uncached["scores"], atol=1e-4)
+    if beam_size > 1:
+        np.testing.assert_array_equal(cached["all_sequences"], uncached["all_sequences"])
+    # The logits of the chosen tokens are those of a teacher-forced pass over the output.
+    n = cached["sequences"].shape[1]
+    target_in = np.concatenate([np.full((3, 1), START_ID), cached["sequences"][:, : n - 1]], 1)
+    full = np.asarray(transformer((sources, target_in)))
+    for i, length in enumerate(cached["lengths"]):
+        np.testing.assert_allclose(cached["logits"][i, : length + 1], full[i, : length + 1], atol=1e-4)
+
+
+def test_beam_size_one_equals_greedy(transformer, sources):
+    # With alpha = 0 a 1-beam search ranks like greedy; alpha > 0 may let it keep searching
+    # past an END that a longer hypothesis beats after the penalty (which greedy cannot).
+    greedy = _numpy(_graph(decoding.greedy_search, model=transformer)(sources))
+    beam = _numpy(_graph(decoding.beam_search, model=transformer, beam_size=1, alpha=0.0)(sources))
+    np.testing.assert_array_equal(beam["sequences"], greedy["sequences"])
+    np.testing.assert_allclose(beam["scores"], greedy["scores"], atol=1e-5)
+    assert decoding.search.__doc__.startswith("`greedy_search` when `beam_size == 1`")
+
+
+def test_batch_equals_one_at_a_time(transformer, sources):
+    search = tf.function(lambda ids: decoding.beam_search(transformer, ids, beam_size=3),
+                         input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    batch = _numpy(search(sources))
+    for i in range(len(sources)):
+        n = int(np.sum(sources[i] != 0))
+        one = _numpy(search(sources[i : i + 1, :n]))
+        length = batch["lengths"][i]
+        assert one["lengths"][0] == length
+        np.testing.assert_array_equal(one["sequences"][0, :length], batch["sequences"][i, :length])
+        np.testing.assert_allclose(one["scores"][0], batch["scores"][i], atol=1e-4)
+
+
+def test_xla_compiled_equals_eager(transformer, sources):
+    eager = _numpy(decoding.beam_search(transformer, sources, beam_size=2))
+    compiled = tf.function(lambda ids: decoding.beam_search(transformer, ids, beam_size=2), jit_compile=True)
+    xla = _numpy(compiled(sources))
+    np.testing.assert_array_equal(xla["sequences"], eager["sequences"])
+    np.testing.assert_allclose(xla["scores"], eager["scores"], atol=1e-4)
+
+
+@pytest.mark.parametrize("preset", [dict(attention="bahdanau"),
+                                    dict(attention="luong", cell="lstm", num_layers=2, input_feeding=True)])
+def test_seq2seq_cached_equals_uncached(sources, preset):
+    from tfm.models.seq2seq import Seq2SeqConfig, build_seq2seq
+
+    keras.utils.set_random_seed(0)
+    model = build_seq2seq(Seq2SeqConfig.tiny(vocab_size=VOCAB, **preset))
+    # Beam search: the recurrent state is reordered with the beams at every step.
+    kwargs = dict(beam_size=2, max_extra_length=3, return_logits=True)
+    cached = _numpy(_graph(decoding.beam_search, model=model, **kwargs)(sources))
+    uncached = _numpy(_graph(decoding.beam_search, model=model, use_cache=False, **kwargs)(sources))
+    np.testing.assert_array_equal(cached["sequences"], uncached["sequences"])
+    np.testing.assert_allclose(cached["logits"], uncached["logits"], atol=1e-4)
+    maps = decoding.attention_maps(model, sources, cached["sequences"])
+    assert maps["cross_attention"][0].shape == (3, cached["sequences"].shape[1] + 1, sources.shape[1])
+
+
+def test_attention_maps_of_the_chosen_hypothesis(transformer, sources):
+    result = _numpy(decoding.beam_search(transformer, sources, beam_size=2))
+    maps = decoding.attention_maps(transformer, sources, result["sequences"])
+    t, s = result["sequences"].shape[1] + 1, sources.shape[1]
+    heads, layers = transformer.config.num_heads, transformer.config.num_layers
+    assert len(maps["cross_attention"]) == layers
+    assert maps["cross_attention"][0].shape == (3, heads, t, s)
+    assert maps["decoder_self_attention"][0].shape == (3, heads, t, t)
+    assert maps["encoder_self_attention"][0].shape == (3, heads, s, s)
+    np.testing.assert_allclose(maps["cross_attention"][-1].sum(-1), 1.0, atol=1e-5)
+    assert np.all(maps["cross_attention"][0][1, :, :, 3:] == 0)  # padded source keys get no weight
+
+
+def test_rejects_bad_arguments(transformer, sources):
+    with pytest.raises(ValueError, match="beam_size"):
+        decoding.beam_search(transformer, sources, beam_size=0)
+    with pytest.raises(ValueError, match="max_extra_length"):
+        decoding.greedy_search(transformer, sources, max_extra_length=-1)
+    with pytest.raises(TypeError, match="cannot decode"):
+        decoding.greedy_search(object(), sources)
+
+
+# ---------------------------------------------------------------------------
+# Text in, text out
+# ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tokenizer():
+    from tfm.data import number_words_pairs, train_tokenizer
+
+    sources, targets = number_words_pairs("train", max_number=2000)
+    return train_tokenizer(list(zip(sources, targets)), vocab_size=VOCAB + 40)
+
+
+@pytest.fixture(scope="module")
+def text_model(tokenizer):
+    keras.utils.set_random_seed(0)
+    config = TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, dropout=0.0, num_layers=1,
+                                    max_length=12, max_extra_length=4)
+    return tfm.build_transformer(config)
+
+
+@pytest.mark.filterwarnings("ignore:You are using a softmax over axis")
+def test_translator_matches_the_id_search(text_model, tokenizer):
+    sentences = ["three hundred twenty one", "", "seven", "one thousand two hundred five", " \t "]
+    translator = decoding.Translator(text_model, tokenizer, beam_size=2)
+    search = tf.function(lambda ids: decoding.beam_search(text_model, ids, beam_size=2),
+                         input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    outputs, scores = translator.translate(sentences, return_scores=True)
+    assert len(outputs) == 5 and all(isinstance(o, str) for o in outputs)
+    assert outputs[1] == outputs[4] == "" and scores[1] == scores[4] == 0.0  # nothing in, nothing out
+    for sentence, output, score in zip(sentences[:4], outputs, scores):
+        ids = tokenizer.tokenize([sentence]).to_tensor()
+        if ids.shape[1] == 0:
+            continue
+        result = search(ids)
+        expected = tokenizer.detokenize(result["sequences"]).numpy()[0].decode().strip()
+        assert output == expected
+        assert score == pytest.approx(float(result["scores"][0]), abs=1e-4)
+    assert decoding.translate(text_model, tokenizer, sentences, beam_size=2) == outputs
+    with pytest.raises(TypeError):
+        translator("a sentence, not a list")
+    with pytest.raises(ValueError, match="not valid UTF-8"):
+        translator([b"\xff\xfe"])
+
+
+def test_translator_truncates_long_input_and_gives_attention(text_model, tokenizer):
+    translator = decoding.Translator(text_model, tokenizer, beam_size=1)
+    long = " ".join(["seven hundred"] * 500)
+    [output] = translator([long])
+    assert isinstance(output, str)
+    maps = translator.attention("three hundred twenty one")
+    assert maps["cross_attention"][0].shape == (4, len(maps["target_tokens"]), len(maps["source_tokens"]))
+    assert maps["target_tokens"][-1] == "[END]"

@@ -1,0 +1,158 @@
+import argparse
+import io
+import json
+import math
+import os
+
+import keras
+import pytest
+import sacrebleu
+
+import tfm
+from tfm import evaluation
+from tfm.config import TransformerConfig
+
+
+def test_perfect_translation_scores_100():
+    refs = ["the cat sat on the mat .", "A dog runs in the snow ."]
+    scores = evaluation.score(refs, refs)
+    assert scores["bleu"] == pytest.approx(100.0)
+    assert scores["bleu_tokenized_lc"] == pytest.approx(100.0)
+    assert scores["chrf"] == pytest.approx(100.0)
+    assert scores["sentences"] == 2
+
+
+def test_no_overlap_scores_0():
+    scores = evaluation.score(["xyz uvw"], ["the cat sat on the mat"])
+    assert scores["bleu"] == 0.0 and scores["bleu_tokenized_lc"] == 0.0
+
+
+def test_hand_worked_bleu():
+    """"the cat sat on the mat" vs "the cat sat on a mat": n-gram precisions 5/6, 3/5, 2/4, 1/3,
+    equal lengths (BP = 1): BLEU = (5/6 * 3/5 * 2/4 * 1/3)^(1/4) = 0.5373."""
+    scores = evaluation.score(["the cat sat on the mat"], ["the cat sat on a mat"])
+    expected = 100 * (5 / 6 * 3 / 5 * 2 / 4 * 1 / 3) ** 0.25
+    assert expected == pytest.approx(53.73, abs=0.01)
+    assert scores["bleu"] == pytest.approx(expected, abs=1e-6)
+    assert scores["bleu_details"]["bp"] == 1.0
+    assert [round(p, 4) for p in scores["bleu_details"]["precisions"]] == \
+        [round(100 * x, 4) for x in (5 / 6, 3 / 5, 2 / 4, 1 / 3)]
+
+
+def test_matches_sacrebleu_and_lowercase_differs_from_cased():
+    hyps = ["The Cat sat on the mat.", "a dog is running in snow !"]
+    refs = ["the cat sat on the mat.", "A dog runs in the snow!"]
+    scores = evaluation.score(hyps, refs)
+    assert scores["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs]).score)
+    assert scores["bleu_tokenized_lc"] == pytest.approx(sacrebleu.corpus_bleu(hyps, [refs], lowercase=True).score)
+    assert scores["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hyps, [refs]).score)
+    assert scores["bleu_tokenized_lc"] > scores["bleu"]
+    assert "tok:13a" in scores["bleu_signature"] and "case:mixed" in scores["bleu_signature"]
+    assert "case:lc" in scores["bleu_tokenized_lc_signature"]
+    assert "chrF2" in scores["chrf_signature"] or "nc:6" in scores["chrf_signature"]
+    text = evaluation.format_scores(scores)
+    assert "BLEU" in text and "chrF" in text and scores["bleu_signature"] in text
+
+
+def test_references_without_4grams_use_effective_order():
+    """Number words have at most 3 words: BLEU-4 would be 0 for a perfect system."""
+    refs = ["dreitausend fünfhundert achtundsiebzig", "vierhundert sechsundachtzig"]
+    assert sacrebleu.corpus_bleu(refs, [refs]).score == 0.0  # what plain BLEU-4 says
+    perfect = evaluation.score(refs, refs)
+    assert perfect["bleu"] == pytest.approx(100.0) and "eff:yes" in perfect["bleu_signature"]
+    assert "4-grams" in perfect["note"]
+    hyps = ["dreitausend fünfhundert zehn", "vierhundert"]
+    # Orders 1-3: precisions 3/4, 1/2 and 0/1 (smoothed by "exp" to 1/2); 4 words vs 5: BP = e^(1 - 5/4).
+    expected = 100 * math.exp(1 - 5 / 4) * (3 / 4 * 1 / 2 * 1 / 2) ** (1 / 3)
+    assert expected == pytest.approx(44.58, abs=0.01)
+    assert evaluation.score(hyps, refs)["bleu"] == pytest.approx(expected, abs=1e-6)
+    long_refs = ["the cat sat on the mat"]
+    assert evaluation.score(["the cat"], long_refs)["note"] == ""  # real corpora: plain BLEU-4
+
+
+def test_score_rejects_mismatched_lengths():
+    with pytest.raises(ValueError, match="2 hypotheses but 1 references"):
+        evaluation.score(["a", "b"], ["a"])
+    with pytest.raises(ValueError, match="nothing to score"):
+        evaluation.score([], [])
+
+
+# ---------------------------------------------------------------------------
+# The commands, on a tiny untrained model (load_run replaced), then once for real.
+# ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def model_and_tokenizer():
+    from tfm.data import number_words_pairs, train_tokenizer
+
+    sources, targets = number_words_pairs("train", max_number=2000)
+    tokenizer = train_tokenizer(list(zip(sources, targets)), vocab_size=70)
+    keras.utils.set_random_seed(0)
+    config = TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, dropout=0.0, num_layers=1, max_length=16,
+                                    max_extra_length=3)
+    return tfm.build_transformer(config), tokenizer
+
+
+@pytest.fixture
+def fake_run(tmp_path, monkeypatch, model_and_tokenizer):
+    import tfm.training
+
+    model, tokenizer = model_and_tokenizer
+    info = {"run_dir": str(tmp_path), "checkpoint": None,
+            "data": {"dataset": "numbers", "source_lang": None, "target_lang": None, "data_dir": None}}
+    monkeypatch.setattr(tfm.training, "load_run", lambda run_dir, checkpoint=None: (model, tokenizer, info))
+    return tmp_path
+
+
+def test_evaluate_command_writes_hypotheses_and_scores(fake_run, capsys):
+    args = argparse.Namespace(run=str(fake_run), split="val", beam_size=2, alpha=0.6, limit=12, checkpoint=None)
+    assert evaluation.evaluate_command(args) == 0
+    with open(fake_run / "hyps" / "val.beam2.txt", encoding="utf-8") as f:
+        hyps = f.read().split("\n")
+    assert len(hyps) == 12 + 1 and hyps[-1] == ""  # one line per sentence
+    with open(fake_run / "hyps" / "val.beam2.json") as f:
+        scores = json.load(f)
+    for key in ("bleu", "bleu_signature", "bleu_tokenized_lc", "chrf", "beam_size", "split", "dataset"):
+        assert key in scores
+    assert scores["sentences"] == 12 and scores["beam_size"] == 2 and scores["split"] == "val"
+    out = capsys.readouterr().out
+    assert "BLEU" in out and "val.beam2.txt" in out
+
+
+def test_translate_command_reads_arguments_and_stdin(fake_run, capsys, monkeypatch, model_and_tokenizer):
+    from tfm import decoding
+
+    model, tokenizer = model_and_tokenizer
+    expected = decoding.Translator(model, tokenizer, beam_size=1)(["seven", "", "two hundred"])
+    args = argparse.Namespace(run=str(fake_run), beam_size=1, alpha=0.6, checkpoint=None,
+                              text=["seven", "", "two hundred"])
+    assert decoding.translate_command(args) == 0
+    assert capsys.readouterr().out.split("\n")[:3] == expected
+    monkeypatch.setattr("sys.stdin", io.StringIO("seven\n\ntwo hundred\n"))
+    args.text = []
+    assert decoding.translate_command(args) == 0
+    assert capsys.readouterr().out.split("\n")[:3] == expected
+
+
+def test_evaluate_rejects_unknown_split(fake_run):
+    args = argparse.Namespace(run=str(fake_run), split="dev2", beam_size=1, alpha=0.6, limit=2, checkpoint=None)
+    with pytest.raises(ValueError, match="split"):
+        evaluation.evaluate_command(args)
+
+
+@pytest.mark.slow
+def test_cli_end_to_end_on_a_real_run(tmp_path, capsys):
+    """train -> evaluate -> translate -> export through `tfm.cli.main` and `load_run`."""
+    from tfm import cli
+    from tfm.training import train
+
+    run = str(tmp_path / "run")
+    config = TransformerConfig.tiny(vocab_size=80, num_layers=1, max_length=24, max_extra_length=3,
+                                    tokens_per_batch=512)
+    train(config, "numbers", output=run, epochs=1, steps_per_epoch=1, validation=False, verbose=0)
+    assert cli.main(["evaluate", "--run", run, "--split", "test", "--beam-size", "2", "--limit", "8"]) == 0
+    assert os.path.isfile(os.path.join(run, "hyps", "test.beam2.json"))
+    assert cli.main(["translate", "--run", run, "--beam-size", "2", "seven", "ninety nine"]) == 0
+    assert cli.main(["export", "--run", run, "--output", str(tmp_path / "export" / "1"), "--beam-size", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "BLEU" in out and "exported" in out
+    assert math.isfinite(json.load(open(os.path.join(run, "hyps", "test.beam2.json")))["chrf"])

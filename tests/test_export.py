@@ -1,0 +1,217 @@
+import argparse
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tfm
+from tfm import export as tfm_export
+from tfm.config import TransformerConfig
+from tfm.decoding import Translator
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPS_DIR = os.path.join(HERE, "data_files", "serving_ops")
+BIN = os.path.dirname(sys.executable)
+BEAM = 2
+MAX_LENGTH, EXTRA = 12, 4
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from tfm.data import number_words_pairs, train_tokenizer
+
+    sources, targets = number_words_pairs("train", max_number=2000)
+    return train_tokenizer(list(zip(sources, targets)), vocab_size=70)
+
+
+@pytest.fixture(scope="module")
+def model(tokenizer):
+    keras.utils.set_random_seed(0)
+    config = TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, dropout=0.0, num_layers=1,
+                                    max_length=MAX_LENGTH, max_extra_length=EXTRA)
+    return tfm.build_transformer(config)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory, model, tokenizer):
+    path = str(tmp_path_factory.mktemp("export") / "translator" / "1")
+    tfm_export.export((model, tokenizer), path, beam_size=BEAM)
+    return path
+
+
+@pytest.fixture(scope="module")
+def serve(exported):
+    return tf.saved_model.load(exported).signatures["serving_default"]
+
+
+def _translate(serve, texts):
+    out = serve(text=tf.constant(texts, tf.string))
+    return [t.decode("utf-8") for t in out["translations"].numpy()], out["scores"].numpy()
+
+
+SENTENCES = ["three hundred twenty one", "seven", "one thousand two hundred five", "ninety nine"]
+
+
+def test_exported_equals_eager(serve, model, tokenizer):
+    translations, scores = _translate(serve, SENTENCES)
+    eager, eager_scores = Translator(model, tokenizer, beam_size=BEAM).translate(SENTENCES, return_scores=True)
+    assert translations == eager
+    np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
+
+
+def _allowed_ops():
+    allowed = set()
+    for name in ("tf_core_2.12.1_ops.txt", "tf_text_2.12.1_ops.txt"):
+        with open(os.path.join(OPS_DIR, name)) as f:
+            allowed |= {line.strip() for line in f if line.strip()}
+    return allowed
+
+
+def _used_ops(saved_model_dir):
+    """Every op type in saved_model.pb: the graph and every function of its library."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    with open(os.path.join(saved_model_dir, "saved_model.pb"), "rb") as f:
+        saved.ParseFromString(f.read())
+    used = set()
+    for meta_graph in saved.meta_graphs:
+        used |= {node.op for node in meta_graph.graph_def.node}
+        for function in meta_graph.graph_def.library.function:  # while bodies, conditions, ... too
+            used |= {node.op for node in function.node_def}
+    return used
+
+
+def test_serving_ops_are_in_the_tf_serving_allow_list(exported):
+    used = _used_ops(exported)
+    assert {"While", "TopKV2", "SentencepieceTokenizeOp", "SentencepieceDetokenizeOp"} <= used
+    assert not used - _allowed_ops(), f"ops TF Serving (tf-text 2.12.1) lacks: {sorted(used - _allowed_ops())}"
+    assert "XlaLaunch" not in used and "_XlaCompile" not in used  # no jit_compile in the export
+
+
+def test_seq2seq_export(tmp_path, tokenizer):
+    from tfm.models.seq2seq import Seq2SeqConfig, build_seq2seq
+
+    keras.utils.set_random_seed(0)
+    model = build_seq2seq(Seq2SeqConfig.tiny(vocab_size=tokenizer.vocab_size, embedding_dim=16, units=16))
+    path = str(tmp_path / "seq2seq" / "1")
+    tfm_export.export((model, tokenizer), path, beam_size=BEAM, max_extra_length=EXTRA)
+    assert not _used_ops(path) - _allowed_ops()
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    eager = Translator(model, tokenizer, beam_size=BEAM, max_extra_length=EXTRA)(SENTENCES[:2] + [""])
+    assert _translate(serve, SENTENCES[:2] + [""])[0] == eager
+
+
+def test_loads_with_only_tensorflow_and_tensorflow_text(exported):
+    code = textwrap.dedent(f"""
+        import sys
+        import tensorflow as tf
+        import tensorflow_text  # registers the SentencePiece ops
+        translator = tf.saved_model.load({exported!r})
+        out = translator.signatures["serving_default"](text=tf.constant(["seven", ""]))
+        assert out["translations"].dtype == tf.string and out["translations"].shape == (2,)
+        assert out["scores"].shape == (2,)
+        assert not any(m == "tfm" or m.startswith("tfm.") for m in sys.modules), "tfm was imported"
+        print("OK", out["translations"].numpy().tolist())
+    """)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": ""}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/",
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "OK" in done.stdout
+
+
+def test_saved_model_cli_lists_the_signature(exported):
+    cli = os.path.join(BIN, "saved_model_cli")
+    if not os.path.exists(cli):
+        pytest.skip(f"saved_model_cli not found next to {sys.executable}")
+    done = subprocess.run([cli, "show", "--dir", exported, "--all"], capture_output=True, text=True,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "signature_def['serving_default']" in out
+    assert "inputs['text']" in out and "DT_STRING" in out
+    assert "outputs['translations']" in out and "outputs['scores']" in out
+
+
+def test_metadata_file(exported):
+    with open(os.path.join(exported, tfm_export.METADATA_FILE)) as f:
+        meta = json.load(f)
+    assert meta["beam_size"] == BEAM and meta["max_source_length"] == MAX_LENGTH
+    assert meta["max_extra_length"] == EXTRA and meta["signature"] == "serving_default"
+
+
+# ---------------------------------------------------------------------------
+# Hostile input: never a crash, always bounded.
+# ---------------------------------------------------------------------------
+def _bound(tokenizer):
+    """Longest possible output in characters: (max_length + extra) subwords of the longest piece."""
+    longest_piece = max(len(piece) for piece in tokenizer.vocabulary())
+    return (MAX_LENGTH + EXTRA) * (longest_piece + 1)
+
+
+def test_hostile_inputs_are_bounded(serve, tokenizer):
+    texts = [
+        "",
+        "   \t  ",
+        " ".join(["seven hundred"] * 1500),  # 3,000 words: truncated to max_length subwords
+        "😀🎉 three \u200f\u202eشلום עולם\u202c hundred",  # emoji, right-to-left marks and scripts
+        "日本語 ☃ zzzz qqq",  # characters the vocabulary has never seen -> [UNK]
+        "\x00\x01 control \x7f",
+    ]
+    translations, scores = _translate(serve, texts)
+    assert len(translations) == len(texts)
+    assert translations[:2] == ["", ""] and list(scores[:2]) == [0.0, 0.0]  # nothing in, nothing out
+    assert all(len(t) <= _bound(tokenizer) for t in translations)
+    assert np.all(np.isfinite(scores))
+
+
+def test_empty_batch(serve):
+    translations, scores = _translate(serve, np.zeros([0], dtype=object))
+    assert translations == [] and scores.shape == (0,)
+
+
+def test_batch_of_256(serve, tokenizer):
+    rng = np.random.default_rng(0)
+    texts = [" ".join(rng.choice(["one", "two", "hundred", "thousand", "ninety", "x"], size=n))
+             for n in rng.integers(0, 20, size=256)]
+    translations, scores = _translate(serve, texts)
+    assert len(translations) == 256 and scores.shape == (256,)
+    assert all(len(t) <= _bound(tokenizer) for t in translations)
+    # Each sentence is translated as if it were alone.
+    alone, _ = _translate(serve, texts[:1])
+    assert alone[0] == translations[0]
+
+
+def test_invalid_utf8_is_a_clear_error(serve):
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not valid UTF-8"):
+        serve(text=tf.constant([b"fine", b"\xff\xfe broken \xc3("]))
+
+
+def test_export_command(tmp_path, monkeypatch, model, tokenizer):
+    import tfm.training
+
+    def fake_load_run(run_dir, checkpoint=None):
+        assert run_dir == "RUN" and checkpoint is None
+        return model, tokenizer, {"run_dir": "RUN", "checkpoint": "RUN/checkpoints/x.weights.h5"}
+
+    monkeypatch.setattr(tfm.training, "load_run", fake_load_run)
+    out = str(tmp_path / "m" / "1")
+    args = argparse.Namespace(run="RUN", output=out, beam_size=1, alpha=0.6, checkpoint=None)
+    assert tfm_export.export_command(args) == 0
+    translator = tf.saved_model.load(out)
+    result = translator.signatures["serving_default"](text=tf.constant(["seven"]))
+    assert result["translations"].shape == (1,)
+    with open(os.path.join(out, tfm_export.METADATA_FILE)) as f:
+        assert json.load(f)["beam_size"] == 1
+
+
+def test_export_needs_a_tokenizer(tmp_path, model):
+    with pytest.raises(ValueError, match="tokenizer"):
+        tfm_export.export(model, str(tmp_path / "x"))

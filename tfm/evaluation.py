@@ -1,0 +1,169 @@
+"""BLEU and chrF with sacreBLEU (Vaswani et al., 2017, §6.1, Table 2).
+
+    tfm evaluate --run runs/m30k --split test --beam-size 4
+    scores = tfm.evaluation.score(hypotheses, references)
+
+Three numbers, side by side, all computed by the `sacrebleu` library on
+detokenized text (the model's own output, references as distributed):
+
+- `bleu`: sacreBLEU's default, case-sensitive BLEU with its `13a` tokenizer,
+  reported with its signature (`nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:...`)
+  so the number can be compared and reproduced (Post, 2018).
+- `bleu_tokenized_lc`: lowercased BLEU with the same `13a` tokenization, i.e.
+  `sacrebleu --lowercase`. This is how the Multi30k literature scores (WMT16
+  multimodal task 1 and the papers that followed used Moses-tokenized, lowercased
+  text with `multi-bleu.perl`); `13a` reproduces the mteval/Moses tokenization of
+  punctuation closely enough for the numbers to be comparable, though not
+  digit-for-digit identical. (The paper's WMT14 numbers are tokenized, cased BLEU
+  with compound splitting; they are not computed here.)
+- `chrf`: chrF2 (character n-grams, Popović, 2015), sacreBLEU's default settings.
+
+When the references contain no 4-gram at all (the generated number-words task,
+whose sentences have at most 3 words), BLEU-4 is 0/0 and sacreBLEU would print 0
+for a perfect system; both BLEUs then use sacreBLEU's effective order (the
+signature shows `eff:yes`, and `note` says why). Real corpora never hit this.
+
+`tfm evaluate` writes the hypotheses to `RUN/hyps/<split>.beam<K>.txt` (one per
+line, in corpus order) and the scores to `RUN/hyps/<split>.beam<K>.json`.
+"""
+
+import json
+import os
+import time
+
+SPLITS = {"val": "validation", "validation": "validation", "test": "test"}
+
+
+def score(hypotheses, references):
+    """Corpus-level BLEU (sacreBLEU default and lowercased) and chrF, one reference per sentence.
+
+    Args:
+        hypotheses: list of str, detokenized system outputs.
+        references: list of str, same length.
+
+    Returns:
+        dict: `bleu`, `bleu_tokenized_lc`, `chrf` (floats, 0-100), their
+        `*_signature` strings, `bleu_details` (n-gram precisions, brevity penalty,
+        lengths) and `sentences`.
+    """
+    from sacrebleu.metrics import BLEU, CHRF
+
+    hypotheses, references = list(hypotheses), list(references)
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    if not hypotheses:
+        raise ValueError("nothing to score: no sentences")
+    refs = [references]
+    # BLEU-4 is 0/0 on a corpus whose references have no 4-grams at all (the generated
+    # number-words task: at most 3 words). sacreBLEU's effective order then averages the
+    # orders that exist, and its signature says so (eff:yes). Real corpora are unaffected.
+    no_4grams = BLEU().corpus_score(references, refs).totals[-1] == 0
+    bleu_metric = BLEU(effective_order=no_4grams)  # tokenize="13a", case-sensitive
+    lc_metric = BLEU(tokenize="13a", lowercase=True, effective_order=no_4grams)
+    chrf_metric = CHRF()
+    bleu = bleu_metric.corpus_score(hypotheses, refs)
+    lc = lc_metric.corpus_score(hypotheses, refs)
+    chrf = chrf_metric.corpus_score(hypotheses, refs)
+    return {
+        "bleu": float(bleu.score),
+        "bleu_signature": str(bleu_metric.get_signature()),
+        "bleu_tokenized_lc": float(lc.score),
+        "bleu_tokenized_lc_signature": str(lc_metric.get_signature()),
+        "chrf": float(chrf.score),
+        "chrf_signature": str(chrf_metric.get_signature()),
+        "bleu_details": {"precisions": [float(p) for p in bleu.precisions], "bp": float(bleu.bp),
+                         "sys_len": int(bleu.sys_len), "ref_len": int(bleu.ref_len)},
+        "sentences": len(hypotheses),
+        "note": ("the references have no 4-grams: BLEU uses sacreBLEU's effective n-gram order (eff:yes)"
+                 if no_4grams else ""),
+    }
+
+
+def format_scores(scores):
+    """One line per metric, value then signature (and the note, if any)."""
+    lines = [
+        f"BLEU               {scores['bleu']:6.2f}  {scores['bleu_signature']}",
+        f"BLEU (tok, lc)     {scores['bleu_tokenized_lc']:6.2f}  {scores['bleu_tokenized_lc_signature']}",
+        f"chrF               {scores['chrf']:6.2f}  {scores['chrf_signature']}",
+    ]
+    if scores.get("note"):
+        lines.append(f"note: {scores['note']}")
+    return "\n".join(lines)
+
+
+def split_pairs(run_info, split, limit=None):
+    """The `(sources, references)` of a run's dataset split, as lists of str.
+
+    Args:
+        run_info: the dict `tfm.training.load_run` returns (its `data` entry names the dataset).
+        split: "val" / "validation" or "test".
+        limit: int or None. Only the first `limit` pairs.
+    """
+    from tfm.data import load_dataset
+
+    if split not in SPLITS:
+        raise ValueError(f"split={split!r}: expected 'val' or 'test'")
+    data = run_info["data"]
+    if data["dataset"] == "files":
+        raise ValueError("this run was trained on --dataset files, which has no val/test split to evaluate")
+    pairs = load_dataset(data["dataset"], SPLITS[split], source_lang=data.get("source_lang"),
+                         target_lang=data.get("target_lang"), data_dir=data.get("data_dir"))
+    if limit is not None:
+        if int(limit) < 1:
+            raise ValueError(f"limit={limit}: expected a positive number of sentences")
+        pairs = pairs.take(int(limit))
+    sources, references = [], []
+    for source, target in pairs.as_numpy_iterator():
+        sources.append(source.decode("utf-8"))
+        references.append(target.decode("utf-8"))
+    return sources, references
+
+
+def evaluate(model, tokenizer, sources, references, beam_size=4, alpha=0.6, batch_size=64):
+    """Translate `sources` and score them against `references`.
+
+    Returns:
+        `(hypotheses, scores)`: list of str and the dict of `score`, plus
+        `beam_size`, `alpha` and `seconds` (translation time).
+    """
+    from tfm.decoding import Translator
+
+    translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, batch_size=batch_size)
+    start = time.perf_counter()
+    hypotheses = translator(list(sources))
+    seconds = time.perf_counter() - start
+    scores = score(hypotheses, references)
+    scores.update(beam_size=int(beam_size), alpha=float(alpha), seconds=round(seconds, 2))
+    return hypotheses, scores
+
+
+def write_results(run_dir, split, beam_size, hypotheses, scores):
+    """`RUN/hyps/<split>.beam<K>.txt` and `.json`; returns both paths."""
+    folder = os.path.join(run_dir, "hyps")
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.join(folder, f"{split}.beam{int(beam_size)}")
+    with open(stem + ".txt", "w", encoding="utf-8") as f:
+        # One line per sentence even if a translation contained a line break.
+        f.write("".join(" ".join(h.splitlines()) + "\n" for h in hypotheses))
+    with open(stem + ".json", "w", encoding="utf-8") as f:
+        json.dump(scores, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+    return stem + ".txt", stem + ".json"
+
+
+def evaluate_command(args):
+    """`tfm evaluate --run RUN [--split val|test] [--beam-size 4] [--alpha 0.6] [--limit N]`."""
+    from tfm.training import load_run
+
+    model, tokenizer, run_info = load_run(args.run, checkpoint=getattr(args, "checkpoint", None))
+    sources, references = split_pairs(run_info, args.split, limit=getattr(args, "limit", None))
+    hypotheses, scores = evaluate(model, tokenizer, sources, references, beam_size=args.beam_size, alpha=args.alpha)
+    data = run_info["data"]
+    scores.update(split=args.split, dataset=data["dataset"], source_lang=data.get("source_lang"),
+                  target_lang=data.get("target_lang"), checkpoint=run_info.get("checkpoint"))
+    txt, js = write_results(run_info["run_dir"], args.split, args.beam_size, hypotheses, scores)
+    print(f"{data['dataset']} {args.split}: {len(hypotheses)} sentences, beam {args.beam_size}, "
+          f"alpha {args.alpha}, {scores['seconds']:.1f} s")
+    print(format_scores(scores))
+    print(f"hypotheses: {txt}\nscores:     {js}")
+    return 0
