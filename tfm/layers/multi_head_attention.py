@@ -82,6 +82,19 @@ class MultiHeadAttention(keras.layers.Layer):
         x = ops.reshape(x, (b, t, self.num_heads, head_dim))  # (B, T, N*H) -> (B, T, N, H)
         return ops.transpose(x, (0, 2, 1, 3))  # (B, T, N, H) -> (B, N, T, H)
 
+    @staticmethod
+    def _write_cache(cache, new, index):
+        """Write `new (B, 2, N, T, H)` into `cache (B, 2, N, S_max, H)` at positions `[index, index + T)`."""
+        new = ops.cast(new, cache.dtype)
+        if new.shape[3] == 1:
+            # One decoding step: a select, not a dynamic-update-slice. Outside XLA the TF
+            # backend's slice_update lowers to XlaDynamicUpdateSlice, an op that TF Serving
+            # can only run through XLA's on-demand compiler; a select is a plain core op.
+            slots = ops.equal(ops.arange(ops.shape(cache)[3]), index)  # (S_max,)
+            return ops.where(slots[:, None], new, cache)  # (S_max, 1) broadcasts over (B, 2, N, S_max, H)
+        zero = ops.zeros_like(index)
+        return ops.slice_update(cache, [zero, zero, zero, index, zero], new)
+
     def compute_cache(self, value, key=None):
         """Project a memory once for cross-attention: `(B, S, D) -> (B, 2, N, S, H)`.
 
@@ -111,10 +124,7 @@ class MultiHeadAttention(keras.layers.Layer):
             k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, S, D) -> (B, N, S, H)
             v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, S, D) -> (B, N, S, H)
             if cache is not None:
-                new = ops.stack([k, v], axis=1)  # (B, 2, N, T, H)
-                zero = ops.zeros_like(cache_update_index)
-                start = [zero, zero, zero, cache_update_index, zero]
-                cache = ops.slice_update(cache, start, ops.cast(new, cache.dtype))
+                cache = self._write_cache(cache, ops.stack([k, v], axis=1), cache_update_index)
                 k, v = cache[:, 0], cache[:, 1]  # (B, N, S_max, H)
 
         mask = attention_mask
