@@ -9,8 +9,47 @@ import dataclasses
 import json
 
 
+class ConfigIO:
+    """Presets by name and dict/JSON round trips, shared by the config dataclasses.
+
+    A subclass lists its preset classmethods in `PRESETS`.
+    """
+
+    PRESETS = ()
+
+    @classmethod
+    def preset(cls, name, **overrides):
+        """A preset by name, e.g. `TransformerConfig.preset("base")`."""
+        if name not in cls.PRESETS:
+            raise ValueError(f"preset={name!r}: expected one of {sorted(cls.PRESETS)}")
+        return getattr(cls, name)(**overrides)
+
+    def to_dict(self):
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values):
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown {cls.__name__} fields {unknown}; known: {sorted(known)}")
+        return cls(**values)
+
+    def to_json(self, path=None):
+        text = json.dumps(self.to_dict(), indent=2, sort_keys=True)
+        if path is not None:
+            with open(path, "w") as f:
+                f.write(text + "\n")
+        return text
+
+    @classmethod
+    def from_json(cls, path):
+        with open(path) as f:
+            return cls.from_dict(json.load(f))
+
+
 @dataclasses.dataclass(frozen=True)
-class TransformerConfig:
+class TransformerConfig(ConfigIO):
     num_layers: int = 6  # N: identical layers in the encoder and in the decoder
     d_model: int = 512  # width of every sub-layer output and of the embeddings
     num_heads: int = 8  # h: parallel attention heads
@@ -36,6 +75,8 @@ class TransformerConfig:
     length_penalty: float = 0.6  # alpha (§6.1)
     max_extra_length: int = 50  # decode up to input length + 50 (§6.1)
     checkpoints_to_average: int = 5  # last 5 (base) or 20 (big) checkpoints (§6.1)
+
+    PRESETS = ("tiny", "small", "base", "big")
 
     def __post_init__(self):
         positive = ("num_layers", "d_model", "num_heads", "d_ff", "vocab_size", "max_length",
@@ -104,35 +145,3 @@ class TransformerConfig:
                       max_length=64, warmup_steps=400, tokens_per_batch=2048, dropout=0.1)
         values.update(overrides)
         return cls(**values)
-
-    @classmethod
-    def preset(cls, name, **overrides):
-        """`TransformerConfig.preset("base")`, by name: tiny, small, base, big."""
-        presets = {"tiny": cls.tiny, "small": cls.small, "base": cls.base, "big": cls.big}
-        if name not in presets:
-            raise ValueError(f"preset={name!r}: expected one of {sorted(presets)}")
-        return presets[name](**overrides)
-
-    # Serialization -------------------------------------------------------
-    def to_dict(self):
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, values):
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown TransformerConfig fields {unknown}; known: {sorted(known)}")
-        return cls(**values)
-
-    def to_json(self, path=None):
-        text = json.dumps(self.to_dict(), indent=2, sort_keys=True)
-        if path is not None:
-            with open(path, "w") as f:
-                f.write(text + "\n")
-        return text
-
-    @classmethod
-    def from_json(cls, path):
-        with open(path) as f:
-            return cls.from_dict(json.load(f))

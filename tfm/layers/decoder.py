@@ -3,10 +3,11 @@
 import keras
 
 from tfm.layers.decoder_layer import DecoderLayer
+from tfm.layers.transformer_block import TransformerStack
 
 
 @keras.saving.register_keras_serializable(package="tfm")
-class Decoder(keras.layers.Layer):
+class Decoder(TransformerStack):
     """`N` identical `DecoderLayer`s (and a final LayerNorm when pre-LN).
 
     Args:
@@ -29,29 +30,12 @@ class Decoder(keras.layers.Layer):
         `"self_caches"` for whatever was asked or given.
     """
 
-    def __init__(self, num_layers, num_heads, d_ff, key_dim=None, value_dim=None, dropout=0.1,
-                 attention_dropout=0.0, norm_first=False, layer_norm_epsilon=1e-6, **kwargs):
-        super().__init__(**kwargs)
-        if int(num_layers) <= 0:
-            raise ValueError(f"num_layers={num_layers} must be positive")
-        self.num_layers = int(num_layers)
-        self.layer_kwargs = dict(
-            num_heads=num_heads, d_ff=d_ff, key_dim=key_dim, value_dim=value_dim, dropout=dropout,
-            attention_dropout=attention_dropout, norm_first=norm_first,
-            layer_norm_epsilon=layer_norm_epsilon)
-        self.layers = [DecoderLayer(**self.layer_kwargs, name=f"layer_{i}", dtype=self.dtype_policy)
-                       for i in range(self.num_layers)]
-        self.final_norm = (
-            keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, name="final_norm",
-                                            dtype=self.dtype_policy)
-            if norm_first else None)
+    block_class = DecoderLayer
 
     def build(self, x_shape, memory_shape=None, *args, **kwargs):
         for layer in self.layers:
             layer.build(x_shape, memory_shape)
-        if self.final_norm is not None:
-            self.final_norm.build(x_shape)
-        self.built = True
+        self._build_final_norm(x_shape)
 
     def compute_cross_caches(self, memory):
         """Per-layer keys/values of the memory, computed once per sentence."""
@@ -73,9 +57,5 @@ class Decoder(keras.layers.Layer):
                     aux.setdefault(key + ("s" if key == "self_cache" else ""), []).append(value)
             else:
                 x = out
-        if self.final_norm is not None:
-            x = self.final_norm(x)
+        x = self._final(x)
         return (x, aux) if aux else x
-
-    def get_config(self):
-        return {**super().get_config(), "num_layers": self.num_layers, **self.layer_kwargs}

@@ -2,14 +2,13 @@
 
 import keras
 
-from tfm.layers.feed_forward import FeedForward
-from tfm.layers.multi_head_attention import MultiHeadAttention
 from tfm.layers.residual import residual_block
+from tfm.layers.transformer_block import TransformerBlock
 from tfm.masks import merge_masks
 
 
 @keras.saving.register_keras_serializable(package="tfm")
-class DecoderLayer(keras.layers.Layer):
+class DecoderLayer(TransformerBlock):
     """Causal self-attention, attention over the encoder output, feed-forward (§3.1).
 
     Each sub-layer is wrapped in residual + LayerNorm (post-LN as in the paper,
@@ -45,39 +44,18 @@ class DecoderLayer(keras.layers.Layer):
         `"self_cache"` when a cache was given.
     """
 
-    def __init__(self, num_heads, d_ff, key_dim=None, value_dim=None, dropout=0.1,
-                 attention_dropout=0.0, norm_first=False, layer_norm_epsilon=1e-6, **kwargs):
-        super().__init__(**kwargs)
-        self.num_heads = int(num_heads)
-        self.d_ff = int(d_ff)
-        self.key_dim = key_dim
-        self.value_dim = value_dim
-        self.dropout = float(dropout)
-        self.attention_dropout = float(attention_dropout)
-        self.norm_first = bool(norm_first)
-        self.layer_norm_epsilon = float(layer_norm_epsilon)
-        norm = dict(epsilon=layer_norm_epsilon, dtype=self.dtype_policy)
-        self.self_attention_norm = keras.layers.LayerNormalization(name="self_attention_norm", **norm)
-        self.cross_attention_norm = keras.layers.LayerNormalization(name="cross_attention_norm", **norm)
-        self.ffn_norm = keras.layers.LayerNormalization(name="feed_forward_norm", **norm)
-        self.ffn = FeedForward(d_ff, name="feed_forward", dtype=self.dtype_policy)
-        self.dropouts = [keras.layers.Dropout(self.dropout, dtype=self.dtype_policy) for _ in range(3)]
+    def __init__(self, num_heads, d_ff, **kwargs):
+        super().__init__(num_heads, d_ff, **kwargs)
+        self.self_attention_norm = self._norm("self_attention_norm")
+        self.cross_attention_norm = self._norm("cross_attention_norm")
+        self.dropouts = [self._dropout() for _ in range(3)]
         self.self_attention = None
         self.cross_attention = None
 
     def build(self, x_shape, memory_shape=None, *args, **kwargs):
-        d_model = x_shape[-1]
-        if self.key_dim is None and d_model % self.num_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by num_heads={self.num_heads}")
-        key_dim = self.key_dim or d_model // self.num_heads
-        value_dim = self.value_dim or key_dim
         memory_shape = memory_shape or x_shape
-        self.self_attention = MultiHeadAttention(
-            self.num_heads, key_dim, value_dim, dropout=self.attention_dropout,
-            name="self_attention", dtype=self.dtype_policy)
-        self.cross_attention = MultiHeadAttention(
-            self.num_heads, key_dim, value_dim, dropout=self.attention_dropout,
-            name="cross_attention", dtype=self.dtype_policy)
+        self.self_attention = self._attention("self_attention", x_shape[-1])
+        self.cross_attention = self._attention("cross_attention", x_shape[-1])
         self.self_attention.build(x_shape)
         self.cross_attention.build(x_shape, memory_shape)
         for norm in (self.self_attention_norm, self.cross_attention_norm, self.ffn_norm):
@@ -124,12 +102,3 @@ class DecoderLayer(keras.layers.Layer):
         x, _ = residual_block(x, lambda h: self.ffn(h, training=training), self.ffn_norm,
                               self.dropouts[2], self.norm_first, training)
         return (x, aux) if aux else x
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "num_heads": self.num_heads, "d_ff": self.d_ff, "key_dim": self.key_dim,
-            "value_dim": self.value_dim, "dropout": self.dropout,
-            "attention_dropout": self.attention_dropout, "norm_first": self.norm_first,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-        }

@@ -11,23 +11,25 @@ one decoder (`encode` + `decode_step`) serve both.
 """
 
 import dataclasses
-import json
 
 import keras
 
+from tfm.config import ConfigIO
 from tfm.layers.rnn_decoder import RNNDecoder, resolve_attention_args
 from tfm.layers.rnn_encoder import RNNEncoder, check_rnn_args, states_per_layer
 from tfm.masks import padding_mask
 
 
 @dataclasses.dataclass(frozen=True)
-class Seq2SeqConfig:
+class Seq2SeqConfig(ConfigIO):
     """Every size of a `Seq2Seq` model; validated on creation, defaults resolved.
 
     Presets: `sutskever()`, `bahdanau()`, `luong()` (the papers' settings) and `tiny()`;
     `dataclasses.replace` gives variants. `score` and `attention_units` come back
     resolved (e.g. `score=None` with Bahdanau attention reads `"additive"`).
     """
+
+    PRESETS = ("sutskever", "bahdanau", "luong", "tiny")
 
     vocab_size: int = 8000  # V: shared source/target vocabulary, the 4 reserved ids included
     embedding_dim: int = 256  # E: source and target embedding width
@@ -90,38 +92,6 @@ class Seq2SeqConfig:
         """A small Bahdanau model for tests, notebooks in fast mode and synthetic tasks."""
         values = dict(vocab_size=1000, embedding_dim=32, units=64, attention="bahdanau")
         return cls(**{**values, **overrides})
-
-    @classmethod
-    def preset(cls, name, **overrides):
-        """By name: sutskever, bahdanau, luong, tiny."""
-        presets = {"sutskever": cls.sutskever, "bahdanau": cls.bahdanau, "luong": cls.luong, "tiny": cls.tiny}
-        if name not in presets:
-            raise ValueError(f"preset={name!r}: expected one of {sorted(presets)}")
-        return presets[name](**overrides)
-
-    # Serialization -------------------------------------------------------
-    def to_dict(self):
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, values):
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown Seq2SeqConfig fields {unknown}; known: {sorted(known)}")
-        return cls(**values)
-
-    def to_json(self, path=None):
-        text = json.dumps(self.to_dict(), indent=2, sort_keys=True)
-        if path is not None:
-            with open(path, "w") as f:
-                f.write(text + "\n")
-        return text
-
-    @classmethod
-    def from_json(cls, path):
-        with open(path) as f:
-            return cls.from_dict(json.load(f))
 
 
 @keras.saving.register_keras_serializable(package="tfm")

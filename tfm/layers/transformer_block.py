@@ -1,0 +1,85 @@
+"""What the encoder and decoder blocks, and their stacks, have in common (Vaswani et al., 2017, §3.1).
+
+`TransformerBlock` holds the arguments, feed-forward sub-layer, norms and attention
+factory shared by `EncoderLayer` and `DecoderLayer`; `TransformerStack` builds `N` of a
+block class plus the final LayerNorm that pre-LN needs. Neither is used on its own.
+"""
+
+import keras
+
+from tfm.layers.feed_forward import FeedForward
+from tfm.layers.multi_head_attention import MultiHeadAttention
+
+
+class TransformerBlock(keras.layers.Layer):
+    """Base of `EncoderLayer` and `DecoderLayer`: see those for Args and Call args."""
+
+    def __init__(self, num_heads, d_ff, key_dim=None, value_dim=None, dropout=0.1,
+                 attention_dropout=0.0, norm_first=False, layer_norm_epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = int(num_heads)
+        self.d_ff = int(d_ff)
+        self.key_dim = key_dim
+        self.value_dim = value_dim
+        self.dropout = float(dropout)
+        self.attention_dropout = float(attention_dropout)
+        self.norm_first = bool(norm_first)
+        self.layer_norm_epsilon = float(layer_norm_epsilon)
+        self.ffn = FeedForward(d_ff, name="feed_forward", dtype=self.dtype_policy)
+        self.ffn_norm = self._norm("feed_forward_norm")
+
+    def _norm(self, name):
+        return keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name=name, dtype=self.dtype_policy)
+
+    def _dropout(self):
+        return keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+
+    def _attention(self, name, d_model):
+        if self.key_dim is None and d_model % self.num_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={self.num_heads}")
+        key_dim = self.key_dim or d_model // self.num_heads
+        return MultiHeadAttention(self.num_heads, key_dim, self.value_dim or key_dim,
+                                  dropout=self.attention_dropout, name=name, dtype=self.dtype_policy)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads, "d_ff": self.d_ff, "key_dim": self.key_dim,
+            "value_dim": self.value_dim, "dropout": self.dropout,
+            "attention_dropout": self.attention_dropout, "norm_first": self.norm_first,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+        }
+
+
+class TransformerStack(keras.layers.Layer):
+    """Base of `Encoder` and `Decoder`: `num_layers` blocks of `block_class`, then a final
+    LayerNorm when pre-LN (post-LN blocks already end normalised)."""
+
+    block_class = None
+
+    def __init__(self, num_layers, num_heads, d_ff, key_dim=None, value_dim=None, dropout=0.1,
+                 attention_dropout=0.0, norm_first=False, layer_norm_epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        if int(num_layers) <= 0:
+            raise ValueError(f"num_layers={num_layers} must be positive")
+        self.num_layers = int(num_layers)
+        self.layer_kwargs = dict(
+            num_heads=num_heads, d_ff=d_ff, key_dim=key_dim, value_dim=value_dim, dropout=dropout,
+            attention_dropout=attention_dropout, norm_first=norm_first,
+            layer_norm_epsilon=layer_norm_epsilon)
+        self.layers = [self.block_class(**self.layer_kwargs, name=f"layer_{i}", dtype=self.dtype_policy)
+                       for i in range(self.num_layers)]
+        self.final_norm = (
+            keras.layers.LayerNormalization(epsilon=layer_norm_epsilon, name="final_norm", dtype=self.dtype_policy)
+            if norm_first else None)
+
+    def _build_final_norm(self, x_shape):
+        if self.final_norm is not None:
+            self.final_norm.build(x_shape)
+        self.built = True
+
+    def _final(self, x):
+        return x if self.final_norm is None else self.final_norm(x)
+
+    def get_config(self):
+        return {**super().get_config(), "num_layers": self.num_layers, **self.layer_kwargs}
