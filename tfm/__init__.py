@@ -20,3 +20,4 @@ from tfm.losses import LabelSmoothedCrossEntropy  # noqa: E402
 from tfm.metrics import MaskedAccuracy  # noqa: E402
 from tfm.models import Seq2Seq, Seq2SeqConfig, Transformer, build_seq2seq, build_transformer  # noqa: E402
 from tfm.schedules import TransformerSchedule, build_optimizer  # noqa: E402
+from tfm.training import average_checkpoints, load_run, train  # noqa: E402

@@ -6,6 +6,15 @@ from keras import ops
 from tfm.masks import PAD_ID
 
 
+def _replicas_in_sync():
+    """Replicas whose per-replica losses Keras sums into one gradient (1 outside tf.distribute)."""
+    if keras.backend.backend() != "tensorflow":
+        return 1
+    import tensorflow as tf
+
+    return tf.distribute.get_strategy().num_replicas_in_sync
+
+
 @keras.saving.register_keras_serializable(package="tfm")
 class LabelSmoothedCrossEntropy(keras.losses.Loss):
     """Cross entropy against smoothed one-hot targets, averaged over real tokens.
@@ -27,7 +36,8 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
         y_pred: float `(B, T, V)` logits (unnormalised).
 
     Returns:
-        scalar: sum of per-token losses / number of non-pad tokens.
+        scalar: sum of per-token losses / number of non-pad tokens (per replica
+        under `tf.distribute`, scaled so that the replicas' sum is their mean).
     """
 
     def __init__(
@@ -67,7 +77,10 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
             loss = nll
         weights = ops.cast(ops.not_equal(y_true, self.pad_id), "float32")
         count = ops.maximum(ops.sum(weights), 1.0)
-        return loss * weights / count  # summed by reduction="sum" -> mean over real tokens
+        # Summed by reduction="sum" -> the mean over real tokens. Keras adds up the replicas'
+        # losses (and gradients) under tf.distribute and divides only its own reductions by
+        # the replica count, so this one divides itself: the same loss on 1 or N devices.
+        return loss * weights / (count * _replicas_in_sync())
 
     def get_config(self):
         return {

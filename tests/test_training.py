@@ -1,0 +1,347 @@
+"""tfm.training: run folders, resuming, strategies, checkpoint averaging, `--set` parsing."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import keras
+import numpy as np
+import pytest
+
+from tfm import cli
+from tfm.config import TransformerConfig
+from tfm.training import (
+    HistoryCSV,
+    NaNGuard,
+    average_checkpoints,
+    epoch_checkpoints,
+    latest_checkpoint,
+    load_run,
+    make_config,
+    model_name,
+    parse_overrides,
+    read_history,
+    read_run_config,
+    train,
+)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+# A model small enough for 2 shared CPU cores; no dropout, so strategies can be compared.
+SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, dropout=0.0, vocab_size=100, warmup_steps=60,
+             tokens_per_batch=512, max_length=32)
+RUN = dict(dataset="numbers", epochs=3, steps_per_epoch=4, keep_checkpoints=3, verbose=0)
+SET_SMALL = [arg for key, value in SMALL.items() if key not in ("vocab_size", "tokens_per_batch", "max_length")
+             for arg in ("--set", f"{key}={value}")]
+CHILD_TIMEOUT = 300
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """A finished 3-epoch run on the generated numbers task (single device); also the reference losses."""
+    run_dir = str(tmp_path_factory.mktemp("training") / "run")
+    result = train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default", **RUN)
+    return run_dir, result
+
+
+def copy_run(run_dir, tmp_path):
+    target = str(tmp_path / "copy")
+    shutil.copytree(run_dir, target)
+    return target
+
+
+# Run folder ------------------------------------------------------------------
+def test_run_folder_contract(tiny_run):
+    run_dir, result = tiny_run
+    info = read_run_config(run_dir)
+    assert info["format"] == 1 and info["model"] == "transformer" and info["tfm_version"]
+    assert set(info["data"]) >= {"dataset", "source_lang", "target_lang", "data_dir", "max_length",
+                                 "tokens_per_batch", "vocab_size"}
+    assert info["data"]["dataset"] == "numbers" and info["data"]["tokens_per_batch"] == 512
+    assert info["model_config"]["vocab_size"] == result.tokenizer.vocab_size == result.config.vocab_size
+    assert [epoch for epoch, _ in epoch_checkpoints(run_dir)] == [1, 2, 3]
+    assert latest_checkpoint(run_dir).endswith(os.path.join("checkpoints", "epoch_003.weights.h5"))
+    history = read_history(run_dir)
+    assert history["epoch"] == [0, 1, 2]
+    assert history["iterations"] == [4, 8, 12]
+    assert {"loss", "accuracy", "val_loss", "val_accuracy", "learning_rate", "epoch_seconds"} <= set(history)
+    assert history["loss"] == pytest.approx(result.history["loss"])
+    assert history["loss"][-1] < history["loss"][0]
+    model, tokenizer, run_info = load_run(run_dir)
+    assert run_info["checkpoint"] == latest_checkpoint(run_dir) and run_info["config"] == result.config
+    assert tokenizer.vocab_size == result.tokenizer.vocab_size
+    for got, want in zip(model.get_weights(), result.model.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_rerun_resumes_and_extends(tiny_run, tmp_path):
+    run_dir = copy_run(tiny_run[0], tmp_path)
+    done = train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default", **RUN)
+    assert done.history == {} and done.initial_epoch == 3 and done.epochs == 3  # nothing left to train
+    more = train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default", **{**RUN, "epochs": 4})
+    assert more.initial_epoch == 3 and more.epochs == 4 and len(more.history["loss"]) == 1
+    history = read_history(run_dir)
+    assert history["epoch"] == [0, 1, 2, 3] and history["iterations"] == [4, 8, 12, 16]
+    assert [epoch for epoch, _ in epoch_checkpoints(run_dir)] == [2, 3, 4]  # keeps the last 3
+    # Without the backup (deleted by hand) the run continues from its newest checkpoint, at the same step.
+    shutil.rmtree(os.path.join(run_dir, "backup"))
+    train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default", **{**RUN, "epochs": 5})
+    history = read_history(run_dir)
+    assert history["epoch"] == [0, 1, 2, 3, 4] and history["iterations"] == [4, 8, 12, 16, 20]
+
+
+def test_different_config_is_refused_naming_fields(tiny_run):
+    run_dir, _ = tiny_run
+    with pytest.raises(ValueError, match=r"model_config\.dropout: run has 0\.0, now 0\.2") as error:
+        train(TransformerConfig.tiny(**{**SMALL, "dropout": 0.2}), output=run_dir, **RUN)
+    assert "model_config.num_layers" not in str(error.value)
+    with pytest.raises(ValueError, match=r"data\.tokens_per_batch: run has 512, now 256"):
+        train(TransformerConfig.tiny(**SMALL), output=run_dir, **{**RUN, "tokens_per_batch": 256})
+    with pytest.raises(ValueError, match=r"data\.dataset: run has 'numbers', now 'reverse'"):
+        train(TransformerConfig.tiny(**SMALL), output=run_dir, **{**RUN, "dataset": "reverse"})
+
+
+def test_other_format_and_foreign_folder_refused(tiny_run, tmp_path):
+    other = tmp_path / "old"
+    other.mkdir()
+    info = read_run_config(tiny_run[0])
+    (other / "config.json").write_text(json.dumps({**info, "format": 2}))
+    with pytest.raises(ValueError, match="format 2.*reads format 1"):
+        train(TransformerConfig.tiny(**SMALL), output=str(other), **RUN)
+    with pytest.raises(ValueError, match="format 2"):
+        load_run(str(other))
+    foreign = tmp_path / "notes"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("...")
+    with pytest.raises(FileExistsError, match="not a tfm run folder"):
+        train(TransformerConfig.tiny(**SMALL), output=str(foreign), strategy="default", **RUN)
+
+
+def test_mixed_precision_and_xla(tmp_path):
+    run_dir = str(tmp_path / "run")
+    result = train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default", mixed_precision=True, xla=True,
+                   validation=False, **{**RUN, "epochs": 1, "steps_per_epoch": 1})
+    assert result.model.dtype_policy.name == "mixed_bfloat16" and result.model.jit_compile  # no GPU here
+    assert keras.config.dtype_policy().name == "float32"  # the global policy is restored
+    assert np.isfinite(result.history["loss"][0])
+    model, _, _ = load_run(run_dir)  # weights-only float32 checkpoints load into a float32 model
+    for got, want in zip(model.get_weights(), result.model.get_weights()):
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, want)
+
+
+# Checkpoint averaging ----------------------------------------------------------
+def test_average_equals_numpy_mean_and_is_loaded_first(tiny_run, tmp_path):
+    run_dir = copy_run(tiny_run[0], tmp_path)
+    per_epoch = [load_run(run_dir, checkpoint=epoch)[0].get_weights() for epoch in (2, 3)]
+    path = average_checkpoints(run_dir, last=2)
+    assert path == os.path.join(run_dir, "checkpoints", "averaged.weights.h5")
+    with open(os.path.join(run_dir, "checkpoints", "averaged.json")) as f:
+        assert json.load(f)["epochs"] == [2, 3]
+    model, _, info = load_run(run_dir)  # the averaged checkpoint wins over the latest
+    assert info["checkpoint"] == path
+    for got, a, b in zip(model.get_weights(), *per_epoch):
+        np.testing.assert_allclose(got, (a.astype(np.float64) + b) / 2, rtol=1e-6, atol=1e-7)
+    assert latest_checkpoint(run_dir).endswith("epoch_003.weights.h5")  # averaged is no epoch checkpoint
+
+
+def test_average_asking_too_many_says_how_many(tiny_run, capsys):
+    run_dir, _ = tiny_run
+    with pytest.raises(ValueError, match=r"last 5 checkpoints: .* has 3 \(epoch_001.weights.h5"):
+        average_checkpoints(run_dir, last=5)
+    assert cli.main(["average", "--run", run_dir, "--last", "4"]) == 1
+    assert "has 3" in capsys.readouterr().err
+
+
+# --set and configs ---------------------------------------------------------------
+def test_set_overrides_are_typed():
+    values = parse_overrides(TransformerConfig, ["dropout=0.2", "num_layers=3", "key_dim=none",
+                                                 "norm_first=true", "positional=learned", "dropout=0.3"])
+    assert values == {"dropout": 0.3, "num_layers": 3, "key_dim": None, "norm_first": True,
+                      "positional": "learned"}
+    config = make_config("tiny", overrides=["num_heads=2"], vocab_size=300, max_length=48, tokens_per_batch=999)
+    assert (config.num_heads, config.vocab_size, config.max_length, config.tokens_per_batch) == (2, 300, 48, 999)
+    luong = make_config("tiny", "luong", overrides=["units=32"])
+    assert model_name(luong) == "luong" and luong.units == 32 and luong.vocab_size == 1000
+    assert model_name(make_config("base", "seq2seq")) == "seq2seq"
+
+
+@pytest.mark.parametrize("item, message", [
+    ("dropuot=0.2", r"TransformerConfig has no field 'dropuot' \(did you mean dropout"),
+    ("dropout", r"expected FIELD=VALUE"),
+    ("num_layers=two", r"TransformerConfig.num_layers is an int"),
+    ("dropout=lots", r"TransformerConfig.dropout is a float"),
+    ("norm_first=maybe", r"is a bool; use true or false"),
+    ("dropout=1.5", r"dropout=1.5 must be in \[0, 1\)"),  # the dataclass' own check
+])
+def test_set_errors(item, message):
+    with pytest.raises(ValueError, match=message):
+        make_config("tiny", overrides=[item])
+
+
+def test_set_errors_through_the_cli(tmp_path, capsys):
+    assert cli.main(["train", "--output", str(tmp_path / "r"), "--set", "d_model=wide"]) == 1
+    assert "tfm train: error: --set d_model='wide': TransformerConfig.d_model is an int" in capsys.readouterr().err
+    assert cli.main(["train", "--model", "bahdanau", "--output", str(tmp_path / "r"), "--set", "d_model=8"]) == 1
+    assert "Seq2SeqConfig has no field 'd_model'" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+# Callbacks ---------------------------------------------------------------------
+def test_nan_guard_says_what_to_try():
+    guard = NaNGuard()
+    guard.on_epoch_begin(4)
+    guard.on_batch_end(7, {"loss": 2.5})
+    with pytest.raises(FloatingPointError, match=r"became nan at batch 8 of epoch 4.*learning_rate_scale"):
+        guard.on_batch_end(8, {"loss": float("nan")})
+
+
+def test_history_drops_rows_of_epochs_that_run_again(tmp_path):
+    path = tmp_path / "history.csv"
+    path.write_text("epoch,loss\n0,3.0\n1,2.0\n2,1.5\n")
+    HistoryCSV(str(path)).on_epoch_begin(2)  # a run resumed at epoch 2 (its epoch-2 row never reached the backup)
+    assert read_history(str(tmp_path))["epoch"] == [0, 1]
+
+
+# Multi-process ---------------------------------------------------------------
+def free_ports(n):
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def child_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    # One thread pool thread each: several TensorFlow processes share 2 cores without thrashing.
+    env.update(TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow", TF_NUM_INTRAOP_THREADS="1",
+               TF_NUM_INTEROP_THREADS="1", **extra)
+    return env
+
+
+def run_helper(tmp_path, tag, spec, env):
+    spec = {"config": SMALL, "result": str(tmp_path / f"{tag}.json"), **spec}
+    log = open(tmp_path / f"{tag}.log", "w")
+    process = subprocess.Popen([sys.executable, os.path.join(HERE, "training_helper.py"), json.dumps(spec)],
+                               cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return process, spec["result"], tmp_path / f"{tag}.log"
+
+
+def wait_all(children):
+    """Waits for every (process, result, log); kills them all on a failure or timeout."""
+    deadline = time.time() + CHILD_TIMEOUT
+    try:
+        for process, _, log in children:
+            process.wait(timeout=max(1, deadline - time.time()))
+            assert process.returncode == 0, f"exit {process.returncode}:\n{log.read_text()[-4000:]}"
+    finally:
+        for process, _, _ in children:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    results = []
+    for _, result, _ in children:
+        with open(result) as f:
+            results.append(json.load(f))
+    return results
+
+
+def assert_follows(history, reference):
+    # Replicas average their per-replica token means, the single device takes one mean: close, not equal.
+    for key in ("loss", "val_loss"):
+        np.testing.assert_allclose(history[key], reference[key], rtol=0.03, err_msg=key)
+    np.testing.assert_allclose(history["accuracy"], reference["accuracy"], atol=0.03)
+
+
+@pytest.mark.slow
+def test_mirrored_on_two_cpus_follows_single_device(tiny_run, tmp_path):
+    train_args = {**RUN, "output": str(tmp_path / "run"), "strategy": "mirrored"}
+    child = run_helper(tmp_path, "mirrored", {"logical_cpus": 2, "train": train_args}, child_env())
+    (result,) = wait_all([child])
+    assert result["replicas"] == 2
+    assert_follows(result["history"], tiny_run[1].history)
+
+
+@pytest.mark.slow
+def test_multi_worker_follows_single_device(tiny_run, tmp_path):
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(2)]}
+    train_args = {**RUN, "output": str(tmp_path / "run"), "strategy": "multiworker"}
+    children = []
+    for index in range(2):
+        tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
+        children.append(run_helper(tmp_path, f"worker{index}", {"train": train_args}, child_env(TF_CONFIG=tf_config)))
+    results = wait_all(children)
+    for result in results:
+        assert_follows(result["history"], tiny_run[1].history)
+    # The chief (worker 0) owns the run folder; worker 1 keeps only its own backup.
+    assert read_history(str(tmp_path / "run"))["epoch"] == [0, 1, 2]
+    assert os.path.isdir(tmp_path / "run" / "workers" / "worker_1" / "backup")
+
+
+@pytest.mark.slow
+def test_killed_during_second_epoch_resumes_with_continuous_history(tmp_path):
+    run_dir = tmp_path / "run"
+    steps = 60
+    command = [sys.executable, "-m", "tfm.cli", "train", "--preset", "tiny", "--output", str(run_dir),
+               "--epochs", "3", "--steps-per-epoch", str(steps), "--vocab-size", "100", "--tokens-per-batch", "512",
+               "--max-length", "32", *SET_SMALL]
+    log = tmp_path / "first.log"
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=child_env(), stdout=out, stderr=subprocess.STDOUT)
+    metadata = run_dir / "backup" / "training_metadata.json"
+    try:
+        deadline = time.time() + CHILD_TIMEOUT
+        while time.time() < deadline and process.poll() is None:
+            try:
+                if json.loads(metadata.read_text())["epoch"] == 1:  # the first epoch is backed up
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.02)
+        assert process.poll() is None, f"the run ended before it could be killed:\n{log.read_text()[-3000:]}"
+        time.sleep(0.2)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert not (run_dir / "checkpoints" / "epoch_002.weights.h5").exists(), "killed too late: epoch 2 finished"
+    assert read_history(str(run_dir))["epoch"] == [0]
+
+    again = subprocess.run(command, cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "resuming" in again.stdout + again.stderr
+    history = read_history(str(run_dir))
+    assert history["epoch"] == [0, 1, 2]
+    assert history["iterations"] == [steps, 2 * steps, 3 * steps]
+    assert [epoch for epoch, _ in epoch_checkpoints(str(run_dir))] == [1, 2, 3]
+
+
+# Real data ---------------------------------------------------------------------
+@pytest.mark.slow
+def test_train_command_on_multi30k(multi30k_dir, tmp_path, capsys):
+    run_dir = str(tmp_path / "m30k")
+    argv = ["train", "--preset", "tiny", "--dataset", "multi30k", "--data-dir", multi30k_dir, "--output", run_dir,
+            "--epochs", "1", "--steps-per-epoch", "5", "--vocab-size", "500"]
+    assert cli.main(argv) == 0
+    info = read_run_config(run_dir)
+    assert info["data"]["dataset"] == "multi30k" and info["data"]["data_dir"] == os.path.abspath(multi30k_dir)
+    assert info["model_config"]["vocab_size"] == 500 and info["model_config"]["d_model"] == 64
+    history = read_history(run_dir)
+    assert history["epoch"] == [0] and np.isfinite(history["val_loss"][0])
+    model, tokenizer, _ = load_run(run_dir)
+    ids = tokenizer.tokenize(["A dog runs in the snow."])
+    assert model((ids.to_tensor(), ids.to_tensor()[:, :3])).shape[-1] == 500
+    capsys.readouterr()
+    assert cli.main(argv) == 0  # the same command again: resumes, nothing left to train
+    assert "1 epoch finished" in capsys.readouterr().out
+    assert read_history(run_dir)["epoch"] == [0]
