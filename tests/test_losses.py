@@ -53,3 +53,18 @@ def test_masked_accuracy():
     m.update_state(y, logits)
     assert np.isclose(float(m.result()), 2 / 3)
     assert keras.metrics.deserialize(keras.metrics.serialize(m)).pad_id == 0
+
+
+def test_exclude_pad_from_smoothing_matches_numpy():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(2, 3, 6)).astype("float32") * 3
+    y = np.array([[2, 5, 0], [1, 4, 3]])
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    target = np.full(logits.shape, 0.1 / 4)  # spread over V - 2 ids: not the reference, not pad
+    target[..., 0] = 0.0
+    np.put_along_axis(target, y[..., None], 0.9, axis=-1)
+    per_token = -(target * logp).sum(-1)
+    w = (y != 0).astype("float64")
+    expected = (per_token * w).sum() / w.sum()
+    got = tfm.LabelSmoothedCrossEntropy(0.1, exclude_pad_from_smoothing=True)(y, logits)
+    np.testing.assert_allclose(float(got), expected, rtol=1e-5)

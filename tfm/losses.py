@@ -60,17 +60,20 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
         y_true = ops.cast(y_true, "int32")
         logits = ops.cast(y_pred, "float32")  # numerics in float32 under mixed precision
         vocab = ops.shape(logits)[-1]
-        log_probs = ops.log_softmax(logits, axis=-1)  # (B, T, V)
+        # Written on the logits z, never materialising log_softmax over (B, T, V):
+        # log p_i = z_i - lse, so nll = lse - z_y and sum_i log p_i = sum_i z_i - V * lse.
+        lse = ops.logsumexp(logits, axis=-1)  # (B, T)
+        z_y = ops.take_along_axis(logits, ops.expand_dims(y_true, -1), axis=-1)[..., 0]  # (B, T)
+        nll = lse - z_y
         eps = self.label_smoothing
-        nll = -ops.take_along_axis(log_probs, ops.expand_dims(y_true, -1), axis=-1)[..., 0]  # (B, T)
         if eps > 0:
-            sum_log_probs = ops.sum(log_probs, axis=-1)  # (B, T)
+            v = ops.cast(vocab, "float32")
+            sum_log_probs = ops.sum(logits, axis=-1) - v * lse  # (B, T)
+            others = v - 1.0
             if self.exclude_pad_from_smoothing:
-                sum_log_probs = sum_log_probs - log_probs[..., self.pad_id]
-                others = ops.cast(vocab - 2, "float32")
-            else:
-                others = ops.cast(vocab - 1, "float32")
-            # Smoothing mass over all ids except the reference one.
+                sum_log_probs = sum_log_probs - (logits[..., self.pad_id] - lse)
+                others = v - 2.0
+            # Smoothing mass eps spread over every id except the reference one.
             smooth = -(sum_log_probs + nll) / others
             loss = (1.0 - eps) * nll + eps * smooth
         else:
