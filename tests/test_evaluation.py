@@ -70,6 +70,15 @@ def test_references_without_4grams_use_effective_order():
     assert evaluation.score(["the cat"], long_refs)["note"] == ""  # real corpora: plain BLEU-4
 
 
+def test_one_overlong_hypothesis_does_not_sink_short_references():
+    """With max order 3, a single 5-word hypothesis among perfect ones costs a little, not most."""
+    refs = [f"{a} hundert {b}" for a in ("ein", "zwei", "drei", "vier") for b in ("eins", "zwei", "drei", "neun", "zehn")]
+    hyps = list(refs)
+    hyps[0] = "ein hundert eins und zwanzig"
+    scores = evaluation.score(hyps, refs)
+    assert 85.0 < scores["bleu"] < 100.0, scores["bleu"]
+
+
 def test_score_rejects_mismatched_lengths():
     with pytest.raises(ValueError, match="2 hypotheses but 1 references"):
         evaluation.score(["a", "b"], ["a"])

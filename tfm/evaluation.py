@@ -55,11 +55,13 @@ def score(hypotheses, references):
         raise ValueError("nothing to score: no sentences")
     refs = [references]
     # BLEU-4 is 0/0 on a corpus whose references have no 4-grams at all (the generated
-    # number-words task: at most 3 words). sacreBLEU's effective order then averages the
-    # orders that exist, and its signature says so (eff:yes). Real corpora are unaffected.
+    # number-words task: at most 3 words). Scoring then uses n-grams up to 3 (with
+    # sacreBLEU's effective order for shorter ones); plain effective order alone would let a
+    # single over-long hypothesis drag corpus BLEU far down. Real corpora are unaffected.
     no_4grams = BLEU().corpus_score(references, refs).totals[-1] == 0
-    bleu_metric = BLEU(effective_order=no_4grams)  # tokenize="13a", case-sensitive
-    lc_metric = BLEU(tokenize="13a", lowercase=True, effective_order=no_4grams)
+    order = dict(max_ngram_order=3, effective_order=True) if no_4grams else {}
+    bleu_metric = BLEU(**order)  # tokenize="13a", case-sensitive
+    lc_metric = BLEU(tokenize="13a", lowercase=True, **order)
     chrf_metric = CHRF()
     bleu = bleu_metric.corpus_score(hypotheses, refs)
     lc = lc_metric.corpus_score(hypotheses, refs)
@@ -74,8 +76,8 @@ def score(hypotheses, references):
         "bleu_details": {"precisions": [float(p) for p in bleu.precisions], "bp": float(bleu.bp),
                          "sys_len": int(bleu.sys_len), "ref_len": int(bleu.ref_len)},
         "sentences": len(hypotheses),
-        "note": ("the references have no 4-grams: BLEU uses sacreBLEU's effective n-gram order (eff:yes)"
-                 if no_4grams else ""),
+        "note": ("the references have no 4-grams: BLEU uses n-grams up to 3, with sacreBLEU's effective "
+                 "order (eff:yes)" if no_4grams else ""),
     }
 
 

@@ -812,7 +812,10 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
         return TrainResult(model=model, tokenizer=tokenizer, config=config, history={}, initial_epoch=done_before,
                            epochs=done_before, run_dir=run_dir)
 
-    batching = dict(tokens_per_batch=tokens_per_batch, max_length=max_length, cache=True, pad_to_bucket=bool(xla))
+    # Full batches split evenly across replicas (Keras builds the model from the first
+    # batch with a cross-replica reduce that needs equal shapes on every replica).
+    batching = dict(tokens_per_batch=tokens_per_batch, max_length=max_length, cache=True, pad_to_bucket=bool(xla),
+                    batch_multiple=strategy.num_replicas_in_sync)
     train_batches = bucket_by_token_budget(_load_pairs(data, "train"), tokenizer, shuffle=True, seed=seed, **batching)
     if steps_per_epoch:
         train_batches = train_batches.repeat()  # epochs of steps_per_epoch batches continue through the data

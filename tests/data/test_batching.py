@@ -103,6 +103,16 @@ def test_drop_remainder_and_pad_to_bucket_give_one_shape_per_bucket(pairs, synth
     assert len(shapes) == len({s[1] for s in shapes}) > 1
 
 
+def test_batch_multiple_splits_full_batches_evenly(pairs, synthetic_tokenizer):
+    dataset = batching.bucket_by_token_budget(pairs, synthetic_tokenizer, tokens_per_batch=BUDGET,
+                                              max_length=MAX_LENGTH, drop_remainder=True, pad_to_bucket=True,
+                                              batch_multiple=3)
+    sizes = [(source.shape[0], source.shape[1]) for (source, _), _ in dataset]
+    assert sizes and all(b % 3 == 0 and b == max(3, BUDGET // length // 3 * 3) for b, length in sizes)
+    with pytest.raises(ValueError, match="batch_multiple=0"):
+        batching.bucket_by_token_budget(pairs, synthetic_tokenizer, batch_multiple=0)
+
+
 def test_shuffle_is_seeded(pairs, synthetic_tokenizer):
     def first_batch(seed):
         dataset = batching.bucket_by_token_budget(pairs, synthetic_tokenizer, BUDGET, MAX_LENGTH, shuffle=True,

@@ -159,7 +159,7 @@ def bucket_boundaries(max_length, step=1.1):
 
 def bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=25_000, max_length=256, shuffle=False,
                            shuffle_buffer=20_000, seed=None, drop_remainder=False, pad_to_bucket=False,
-                           bucket_step=1.1, cache=False, return_report=False):
+                           bucket_step=1.1, cache=False, return_report=False, batch_multiple=1):
     """Batches of similar-length pairs holding about `tokens_per_batch` tokens per side (§5.1).
 
     A pair goes to the bucket of its length `L = max(S, T)` (`bucket_boundaries`, as
@@ -189,18 +189,24 @@ def bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=25_000, max_length
             epochs skip tokenization.
         return_report: bool. Also return a `LengthReport` (one extra tokenization pass;
             it is logged).
+        batch_multiple: int. Round every bucket's batch size down to a multiple of
+            this (at least one multiple): the replica count under `tf.distribute`,
+            so full batches split evenly across replicas.
 
     Returns:
         A `tf.data.Dataset` of `((source_ids (B, S), target_in (B, T)), target_out (B, T))`
         int32; with `return_report`, `(dataset, report)`.
     """
     _check(max_length, tokens_per_batch=tokens_per_batch, shuffle_buffer=shuffle_buffer)
+    if int(batch_multiple) < 1:
+        raise ValueError(f"batch_multiple={batch_multiple} must be a positive int")
+    m = int(batch_multiple)
     if int(tokens_per_batch) < int(max_length):
         raise ValueError(f"tokens_per_batch={tokens_per_batch} is smaller than max_length={max_length}: "
                          f"the longest pairs would not fit in a batch")
     bounds = bucket_boundaries(int(max_length), bucket_step)
     boundaries = tf.constant(bounds, tf.int32)
-    batch_sizes = tf.constant([tokens_per_batch // b for b in bounds], tf.int64)  # (num_buckets,)
+    batch_sizes = tf.constant([max(m, tokens_per_batch // b // m * m) for b in bounds], tf.int64)  # (num_buckets,)
     bounds_64 = tf.constant(bounds, tf.int64)
 
     def bucket_id(inputs, target_out):
