@@ -66,12 +66,20 @@ def test_incremental_cache_equals_full_causal():
     np.testing.assert_allclose(np.concatenate(steps, 1), full, atol=1e-5)
 
 
-def test_cross_cache_equals_direct():
-    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+@pytest.mark.parametrize("value_dim", [4, 3, 6])  # d_v = d_k, and Table 3 row B's d_k != d_v
+def test_cross_cache_equals_direct(value_dim):
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, value_dim=value_dim)
     q, m = _x(2, 3, 8), _x(2, 6, 8, seed=2)
     direct = layer(q, m).numpy()
     cached, _ = layer(q, cache=layer.compute_cache(m))
     np.testing.assert_allclose(cached, direct, atol=1e-6)
+    x = _x(2, 5, 8, seed=3)
+    full = layer(x, use_causal_mask=True).numpy()
+    cache, steps = layer.empty_cache(2, 6), []
+    for i in range(5):
+        out, cache = layer(x[:, i : i + 1], use_causal_mask=True, cache=cache, cache_update_index=i)
+        steps.append(out.numpy())
+    np.testing.assert_allclose(np.concatenate(steps, 1), full, atol=1e-5)
 
 
 def test_bad_sizes_named():

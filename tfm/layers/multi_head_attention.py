@@ -95,20 +95,33 @@ class MultiHeadAttention(keras.layers.Layer):
         zero = ops.zeros_like(index)
         return ops.slice_update(cache, [zero, zero, zero, index, zero], new)
 
-    def compute_cache(self, value, key=None):
-        """Project a memory once for cross-attention: `(B, S, D) -> (B, 2, N, S, H)`.
+    @property
+    def _cache_dim(self):
+        # Keys and values share one cache tensor; with d_k != d_v (Table 3 row B) the
+        # narrower one is zero-padded to H = max(d_k, d_v) and sliced back on reading.
+        return max(self.key_dim, self.value_dim)
 
-        Needs `key_dim == value_dim` (true for every tfm model).
-        """
+    def _stack_kv(self, k, v):
+        """`(B, N, S, d_k)`, `(B, N, S, d_v)` -> `(B, 2, N, S, H)`."""
+        h = self._cache_dim
+        pad = lambda x: x if x.shape[-1] == h else ops.pad(x, [[0, 0]] * 3 + [[0, h - x.shape[-1]]])  # noqa: E731
+        return ops.stack([pad(k), pad(v)], axis=1)
+
+    def _read_cache(self, cache):
+        """`(B, 2, N, S, H)` -> keys `(B, N, S, d_k)` and values `(B, N, S, d_v)`."""
+        return cache[:, 0, ..., : self.key_dim], cache[:, 1, ..., : self.value_dim]
+
+    def compute_cache(self, value, key=None):
+        """Project a memory once for cross-attention: `(B, S, D) -> (B, 2, N, S, H)`."""
         key = value if key is None else key
-        k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, N, S, H)
-        v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, N, S, H)
-        return ops.stack([k, v], axis=1)  # (B, 2, N, S, H)
+        k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, N, S, d_k)
+        v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, N, S, d_v)
+        return self._stack_kv(k, v)  # (B, 2, N, S, H)
 
     def empty_cache(self, batch_size, max_length):
-        """Zeros `(B, 2, N, max_length, H)` for self-attention decoding."""
+        """Zeros `(B, 2, N, max_length, H)` for self-attention decoding, `H = max(d_k, d_v)`."""
         return ops.zeros(
-            (batch_size, 2, self.num_heads, max_length, self.key_dim), dtype=self.compute_dtype
+            (batch_size, 2, self.num_heads, max_length, self._cache_dim), dtype=self.compute_dtype
         )
 
     def call(self, query, value=None, key=None, attention_mask=None, use_causal_mask=False,
@@ -119,13 +132,13 @@ class MultiHeadAttention(keras.layers.Layer):
             key = value
         q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, T, D) -> (B, N, T, H)
         if cache is not None and cache_update_index is None:
-            k, v = cache[:, 0], cache[:, 1]  # (B, N, S, H) each
+            k, v = self._read_cache(cache)  # (B, N, S, H) each
         else:
             k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, S, D) -> (B, N, S, H)
             v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, S, D) -> (B, N, S, H)
             if cache is not None:
-                cache = self._write_cache(cache, ops.stack([k, v], axis=1), cache_update_index)
-                k, v = cache[:, 0], cache[:, 1]  # (B, N, S_max, H)
+                cache = self._write_cache(cache, self._stack_kv(k, v), cache_update_index)
+                k, v = self._read_cache(cache)  # (B, N, S_max, H)
 
         mask = attention_mask
         if mask is not None:
