@@ -43,7 +43,7 @@ def run(name, quick):
                           env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"})
     noise = ("I0000", "E0000", "W0000", "WARNING: All log messages", "To enable the following", "warnings.warn(")
     lines = [line for line in (proc.stdout + proc.stderr).splitlines()
-             if not line.startswith(noise) and "UserWarning" not in line]
+             if not line.strip().startswith(noise) and "UserWarning" not in line]
     text = "\n".join(lines[-80:])
     text += f"\n[exit {proc.returncode}, {time.time() - start:.0f} s]"
     os.makedirs(RESULTS, exist_ok=True)
