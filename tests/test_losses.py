@@ -25,6 +25,13 @@ def test_matches_numpy_and_ignores_padding():
     other = logits.copy()
     other[1, 1:] = 100.0
     np.testing.assert_allclose(float(loss(y, other)), float(loss(y, logits)), rtol=1e-6)
+    # A variable works too (notebook 07 reads the smoothed target back from its gradient).
+    import tensorflow as tf
+
+    variable = tf.Variable(logits)
+    with tf.GradientTape() as tape:
+        value = loss(y, variable)
+    assert np.isclose(float(value), float(loss(y, logits))) and tape.gradient(value, variable) is not None
 
 
 def test_eps_zero_is_cross_entropy_and_hand_value():

@@ -58,7 +58,9 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
 
     def call(self, y_true, y_pred):
         y_true = ops.cast(y_true, "int32")
-        logits = ops.cast(y_pred, "float32")  # numerics in float32 under mixed precision
+        logits = ops.cast(y_pred, "float32")  # float32 numerics under mixed precision
+        if not hasattr(logits, "ndim"):  # a tf.Variable passed eagerly: take_along_axis needs a tensor
+            logits = ops.add(logits, 0.0)
         vocab = ops.shape(logits)[-1]
         # Written on the logits z, never materialising log_softmax over (B, T, V):
         # log p_i = z_i - lse, so nll = lse - z_y and sum_i log p_i = sum_i z_i - V * lse.
