@@ -76,8 +76,15 @@ def plot_bars(name, labels, values, ylabel, title, reference=None):
     ax.set_xlabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.invert_yaxis()
+    return _save(fig, f"{name}.png")
+
+
+def _save(fig, filename):
+    """Save a figure under docs/results/ and return its path relative to docs/."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
-    out = os.path.join(RESULTS, f"{name}.png")
+    out = os.path.join(RESULTS, filename)
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return os.path.relpath(out, os.path.join(ROOT, "docs"))
@@ -121,11 +128,7 @@ def plot_curves(name, curves):
     ax.set_ylabel("BLEU")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    out = os.path.join(RESULTS, f"{name}_curves.png")
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return os.path.relpath(out, os.path.join(ROOT, "docs"))
+    return _save(fig, f"{name}_curves.png")
 
 
 def render():
