@@ -39,17 +39,21 @@ def run(name, quick):
     cmd = [sys.executable, path, *extra] + (["--quick"] if quick and name != "gpu_throughput" else [])
     print(f"== {' '.join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd)}", flush=True)
     start = time.time()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"})
     noise = ("I0000", "E0000", "W0000", "WARNING: All log messages", "To enable the following", "warnings.warn(")
-    lines = [line for line in (proc.stdout + proc.stderr).splitlines()
-             if not line.strip().startswith(noise) and "UserWarning" not in line]
+    lines = []
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}) as proc:
+        for line in proc.stdout:  # shown as it comes: the quality run takes an hour and a half
+            line = line.rstrip("\n")
+            if not line.strip().startswith(noise) and "UserWarning" not in line:
+                lines.append(line)
+                print(line, flush=True)
     text = "\n".join(lines[-80:])
     text += f"\n[exit {proc.returncode}, {time.time() - start:.0f} s]"
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, f"{name}.txt"), "w") as f:
         f.write(text + "\n")
-    print(text, flush=True)
+    print(f"[exit {proc.returncode}, {time.time() - start:.0f} s]", flush=True)
     return text
 
 

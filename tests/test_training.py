@@ -94,6 +94,19 @@ def test_rerun_resumes_and_extends(tiny_run, tmp_path):
     history = read_history(run_dir)
     assert history["epoch"] == [0, 1, 2, 3, 4] and history["iterations"] == [4, 8, 12, 16, 20]
 
+    # An extra callback runs after the run folder's own (it finds the epoch's checkpoint) and may stop the run.
+    class StopAfterOne(keras.callbacks.Callback):
+        seen = []
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.seen.append((epoch, [e for e, _ in epoch_checkpoints(run_dir)][-1]))
+            self.model.stop_training = True
+
+    stopped = train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default",
+                    **{**RUN, "epochs": 8}, callbacks=[StopAfterOne()])
+    assert StopAfterOne.seen == [(5, 6)] and stopped.epochs == 6
+    assert read_history(run_dir)["epoch"] == [0, 1, 2, 3, 4, 5]
+
 
 def test_different_config_is_refused_naming_fields(tiny_run):
     run_dir, _ = tiny_run

@@ -43,6 +43,7 @@ import re
 import shutil
 import time
 import typing
+import warnings
 
 import keras
 import numpy as np
@@ -682,7 +683,7 @@ class NaNGuard(keras.callbacks.TerminateOnNaN):
 def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoch=None, strategy="auto",
           mixed_precision=False, xla=False, tokens_per_batch=None, max_length=None, source_lang=None,
           target_lang=None, data_dir=None, source_file=None, target_file=None, keep_checkpoints=None, seed=0,
-          validation=True, verbose="auto"):
+          validation=True, verbose="auto", callbacks=()):
     """Trains a model into the run folder `output`, or resumes it there.
 
     Args:
@@ -713,6 +714,9 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
         validation: bool. Evaluate on the validation split after each epoch (not for
             "files", which has none).
         verbose: `model.fit`'s verbosity ("auto" = progress bar).
+        callbacks: more `keras.callbacks.Callback`s for `model.fit`, run after the
+            run folder's own (history, checkpoints, TensorBoard) and before the
+            backup, so one that sets `model.stop_training` ends the run cleanly.
 
     Returns:
         `TrainResult`.
@@ -844,24 +848,28 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
 
     initial_epoch = 0 if has_backup or not found else _resume_without_backup(run_dir, found[-1], model, shadow)
 
-    callbacks = [NaNGuard()]
+    fit_callbacks = [NaNGuard()]
     if is_chief:
-        callbacks += [HistoryCSV(os.path.join(run_dir, HISTORY_FILE)),
-                      EpochCheckpoint(os.path.join(run_dir, CHECKPOINT_DIR), keep, shadow)]
+        fit_callbacks += [HistoryCSV(os.path.join(run_dir, HISTORY_FILE)),
+                          EpochCheckpoint(os.path.join(run_dir, CHECKPOINT_DIR), keep, shadow)]
         if importlib.util.find_spec("tensorboard") is not None:  # tf.summary needs the tensorboard package
-            callbacks.append(keras.callbacks.TensorBoard(os.path.join(run_dir, LOG_DIR), write_graph=False))
+            fit_callbacks.append(keras.callbacks.TensorBoard(os.path.join(run_dir, LOG_DIR), write_graph=False))
         else:
             logger.info("no TensorBoard logs: the tensorboard package is not installed (pip install tensorboard)")
+    fit_callbacks += list(callbacks)
     # Last, so a kill between callbacks repeats an epoch rather than losing its row or checkpoint.
     # Kept after fit: rerunning a finished run finds its epoch and optimizer state.
-    callbacks.append(keras.callbacks.BackupAndRestore(backup_dir, double_checkpoint=True, delete_checkpoint=False))
+    fit_callbacks.append(keras.callbacks.BackupAndRestore(backup_dir, double_checkpoint=True, delete_checkpoint=False))
 
     fit_scope = contextlib.nullcontext()
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
         fit_scope = _multi_worker_fit_scope(model, strategy, train_batches)
-    with fit_scope:
+    with fit_scope, warnings.catch_warnings():
+        # An epoch is one pass over shuffled buckets, whose batch count Keras cannot know ahead;
+        # its "input ran out of data" warning at the end of the first epoch is expected.
+        warnings.filterwarnings("ignore", message="Your input ran out of data")
         history = model.fit(train_batches, epochs=int(epochs), steps_per_epoch=steps_per_epoch,
-                            validation_data=val_batches, callbacks=callbacks, initial_epoch=initial_epoch,
+                            validation_data=val_batches, callbacks=fit_callbacks, initial_epoch=initial_epoch,
                             shuffle=False, verbose=verbose)  # the dataset shuffles itself
     return TrainResult(model=model, tokenizer=tokenizer, config=config, history=dict(history.history),
                        initial_epoch=done_before, epochs=done_before + len(history.history.get("loss", [])),
