@@ -16,6 +16,7 @@ script says so and exits.
 """
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -24,7 +25,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result  # noqa: E402
+from common import RESULTS_DIR, save_result  # noqa: E402
 
 GOAL = 38.0  # tokenized lowercased BLEU of published text-only NMT baselines on test_2016_flickr
 
@@ -48,23 +49,26 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
     to `points`."""
     import keras
 
-    from tfm.evaluation import evaluate, split_pairs
+    from tfm.decoding import Translator
+    from tfm.evaluation import score, split_pairs
     from tfm.training import load_run
 
     class Budget(keras.callbacks.Callback):
         def on_train_begin(self, logs=None):
-            self.spent, self.val = 0.0, None
+            self.spent, self.translator = 0.0, None
 
         def on_epoch_begin(self, epoch, logs=None):
             self.start = time.perf_counter()
 
         def on_epoch_end(self, epoch, logs=None):
             self.spent += time.perf_counter() - self.start
-            model, tokenizer, info = load_run(run_dir, checkpoint="latest")
-            if self.val is None:
+            if self.translator is None:  # one float32 copy and one traced search for the whole run
+                model, tokenizer, info = load_run(run_dir, checkpoint="latest")
                 self.val = split_pairs(info, "val", limit=curve_sentences)
-            _, scores = evaluate(model, tokenizer, *self.val, beam_size=1)
-            bleu = round(scores["bleu_tokenized_lc"], 2)
+                self.translator = Translator(model, tokenizer, beam_size=1)
+            else:
+                self.translator.model.set_weights(self.model.get_weights())
+            bleu = round(score(self.translator(self.val[0]), self.val[1])["bleu_tokenized_lc"], 2)
             points.append((round(self.spent), bleu))
             print(f"  {label}: epoch {epoch + 1:3d}  {self.spent:7.0f} s  loss {logs.get('loss', float('nan')):.3f}"
                   f"  val BLEU (greedy, tok lc, {len(self.val[0])} sentences) {bleu:5.2f}", flush=True)
@@ -105,12 +109,28 @@ def run_model(name, args, curves):
 
 
 def save(rows, curves, args, argv):
+    """docs/results/quality_at_budget.json; rows of models not run this time are kept
+    when they were trained for the same budget (`--models bahdanau` after `--models transformer`)."""
+    command = "python benchmarks/quality_at_budget.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    commands = [command]
+    previous = os.path.join(RESULTS_DIR, "quality_at_budget.json")
+    if os.path.exists(previous):
+        with open(previous) as f:
+            old = json.load(f)
+        if old.get("budget_s") == args.budget:
+            labels = {r["model"] for r in rows}
+            kept = [r for r in old.get("rows", []) if r["model"] not in labels]
+            rows = kept + rows
+            curves = {**{k: v for k, v in old.get("curves", {}).items() if k not in labels}, **curves}
+            commands = [c for c in old.get("commands") or [old.get("command")] if c and c != command] + commands if kept else commands
+    order = [RECIPES[name][0] for name in RECIPES]
+    rows = sorted(rows, key=lambda r: order.index(r["model"]) if r["model"] in order else len(order))
     save_result("quality_at_budget", {
-        "rows": rows, "curves": curves, "budget_s": args.budget,
-        "command": "python benchmarks/quality_at_budget.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "rows": rows, "curves": curves, "budget_s": args.budget, "commands": commands,
         "plot_bars": {"labels": [r["model"] for r in rows], "values": [r["bleu_tokenized_lc"] for r in rows],
                       "xlabel": "tokenized lowercased BLEU, test_2016_flickr", "title": "Quality at a CPU budget"},
     })
+    return rows
 
 
 def main(argv=None):
@@ -137,10 +157,10 @@ def main(argv=None):
     for name in args.models:
         print(f"{RECIPES[name][0]}: training for {args.budget:.0f} s on {os.cpu_count()} CPUs", flush=True)
         rows.append(run_model(name, args, curves))
-        save(rows, curves, args, argv)  # after each model, so a later failure keeps this one
+        table = save(rows, curves, args, argv)  # after each model, so a later failure keeps this one
     print(f"\ntest_2016_flickr, beam 4, alpha 0.6 ({args.test_sentences or 1000} sentences):")
     print(f"{'model':28s} {'epochs':>6s} {'train s':>8s} {'BLEU':>6s} {'tok lc':>7s} {'chrF':>6s}")
-    for r in rows:
+    for r in table:
         print(f"{r['model']:28s} {r['epochs']:6d} {r['train_seconds']:8d} {r['bleu']:6.2f} "
               f"{r['bleu_tokenized_lc']:7.2f} {r['chrf']:6.2f}")
     if rows:

@@ -158,6 +158,19 @@ def test_cached_equals_uncached(transformer, sources, beam_size):
         np.testing.assert_allclose(cached["logits"][i, : length + 1], full[i, : length + 1], atol=1e-4)
 
 
+@pytest.mark.parametrize("key_dim, value_dim", [(8, 24), (24, 8)])  # Table 3 row (B): d_k != d_v
+def test_cached_equals_uncached_when_key_and_value_widths_differ(sources, key_dim, value_dim):
+    keras.utils.set_random_seed(0)
+    config = TransformerConfig.tiny(vocab_size=VOCAB, dropout=0.0, num_layers=1, max_length=16,
+                                    max_extra_length=EXTRA, key_dim=key_dim, value_dim=value_dim)
+    model = tfm.build_transformer(config)
+    for search, kwargs in ((decoding.greedy_search, {}), (decoding.beam_search, dict(beam_size=3))):
+        cached = _numpy(_graph(search, model=model, **kwargs)(sources))
+        uncached = _numpy(_graph(search, model=model, use_cache=False, **kwargs)(sources))
+        np.testing.assert_array_equal(cached["sequences"], uncached["sequences"])
+        np.testing.assert_allclose(cached["scores"], uncached["scores"], atol=1e-4)
+
+
 def test_beam_size_one_equals_greedy(transformer, sources):
     # With alpha = 0 a 1-beam search ranks like greedy; alpha > 0 may let it keep searching
     # past an END that a longer hypothesis beats after the penalty (which greedy cannot).
