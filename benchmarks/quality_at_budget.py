@@ -85,7 +85,8 @@ def run_model(name, args, curves):
     from tfm.training import average_checkpoints, epoch_checkpoints, load_run, make_config, train
 
     label, model, overrides = RECIPES[name]
-    config = make_config("small", model, overrides=overrides)
+    # As `tfm train --preset small --set ... --tokens-per-batch 2048`, so the CLI can resume the run.
+    config = make_config("small", model, overrides=overrides, tokens_per_batch=TOKENS_PER_BATCH)
     run_dir = os.path.join(args.runs, name)
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
     common = dict(output=run_dir, source_lang="en", target_lang="de", data_dir=args.data_dir, seed=0,

@@ -94,6 +94,12 @@ def _save(fig, filename):
     return os.path.relpath(out, os.path.join(ROOT, "docs"))
 
 
+def _short(value):
+    if isinstance(value, list):
+        return "[" + ",".join(_short(v) for v in value) + "]"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def plots():
     """Draw what the JSON files support; return {name: relative png path}."""
     images = {}
@@ -128,8 +134,9 @@ def plot_curves(name, curves):
     for label, points in curves.items():
         xs, ys = zip(*points)
         ax.plot(xs, ys, marker="o", ms=3, label=label)
-    ax.set_xlabel("training time (s)")
-    ax.set_ylabel("BLEU")
+    ax.set_xlabel("training time (s), evaluation not counted")
+    ax.set_ylabel("validation BLEU (greedy, tok lc)")
+    ax.set_title("Training curves at a CPU budget", fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return _save(fig, f"{name}_curves.png")
@@ -147,6 +154,12 @@ def render():
         if os.path.exists(txt):
             with open(txt) as f:
                 lines += ["```", f.read().rstrip(), "```", ""]
+        elif _load(name) and _load(name).get("rows"):  # run on its own: no printed table, the JSON's rows
+            data = _load(name)
+            lines += [f"Rows of `docs/results/{name}.json` (`{data.get('command', script)}`; run on its own, "
+                      "so no printed table was saved):", "", "```"]
+            lines += ["  ".join(f"{k}={_short(v)}" for k, v in row.items()) for row in data["rows"]]
+            lines += ["```", ""]
         else:
             lines += ["(not run yet)", ""]
         for key in (name, name + "_curves"):
