@@ -44,7 +44,7 @@ TOKENS_PER_BATCH = 2048
 
 def budget_callback(run_dir, budget, curve_sentences, label, points):
     """A Keras callback: times each epoch (training only), scores a greedy BLEU on the first
-    `curve_sentences` validation pairs with the epoch's checkpoint (not counted as training
+    `curve_sentences` validation pairs with the epoch's weights (not counted as training
     time) and stops once `budget` seconds of training have passed. Appends `(seconds, BLEU)`
     to `points`."""
     import keras
@@ -63,11 +63,10 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
         def on_epoch_end(self, epoch, logs=None):
             self.spent += time.perf_counter() - self.start
             if self.translator is None:  # one float32 copy and one traced search for the whole run
-                model, tokenizer, info = load_run(run_dir, checkpoint="latest")
+                model, tokenizer, info = load_run(run_dir)
                 self.val = split_pairs(info, "val", limit=curve_sentences)
                 self.translator = Translator(model, tokenizer, beam_size=1)
-            else:
-                self.translator.model.set_weights(self.model.get_weights())
+            self.translator.model.set_weights(self.model.get_weights())
             bleu = round(score(self.translator(self.val[0]), self.val[1])["bleu_tokenized_lc"], 2)
             points.append((round(self.spent), bleu))
             print(f"  {label}: epoch {epoch + 1:3d}  {self.spent:7.0f} s  loss {logs.get('loss', float('nan')):.3f}"
@@ -123,7 +122,8 @@ def save(rows, curves, args, argv):
             kept = [r for r in old.get("rows", []) if r["model"] not in labels]
             rows = kept + rows
             curves = {**{k: v for k, v in old.get("curves", {}).items() if k not in labels}, **curves}
-            commands = [c for c in old.get("commands") or [old.get("command")] if c and c != command] + commands if kept else commands
+            if kept:
+                commands = [c for c in old.get("commands", [old.get("command")]) if c and c != command] + commands
     order = [RECIPES[name][0] for name in RECIPES]
     rows = sorted(rows, key=lambda r: order.index(r["model"]) if r["model"] in order else len(order))
     save_result("quality_at_budget", {

@@ -154,8 +154,7 @@ def render():
         if os.path.exists(txt):
             with open(txt) as f:
                 lines += ["```", f.read().rstrip(), "```", ""]
-        elif _load(name) and _load(name).get("rows"):  # run on its own: no printed table, the JSON's rows
-            data = _load(name)
+        elif (data := _load(name)) and data.get("rows"):  # run on its own: no printed table, the JSON's rows
             lines += [f"Rows of `docs/results/{name}.json` (`{data.get('command', script)}`; run on its own, "
                       "so no printed table was saved):", "", "```"]
             lines += ["  ".join(f"{k}={_short(v)}" for k, v in row.items()) for row in data["rows"]]
