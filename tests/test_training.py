@@ -108,6 +108,17 @@ def test_rerun_resumes_and_extends(tiny_run, tmp_path):
     assert read_history(run_dir)["epoch"] == [0, 1, 2, 3, 4, 5]
 
 
+def test_resumed_run_draws_new_batches_and_masks(tmp_path):
+    # With a learning rate of ~0 the weights stay put, so an epoch's loss depends only on its
+    # batches and dropout masks: a resumed epoch must not replay the first epoch's.
+    config = TransformerConfig.tiny(**{**SMALL, "dropout": 0.3, "learning_rate_scale": 1e-12})
+    run = dict(RUN, output=str(tmp_path / "run"), strategy="default")
+    first = train(config, **{**run, "epochs": 1}).history["loss"][0]
+    resumed = train(config, **{**run, "epochs": 2}).history["loss"][0]
+    again = train(config, output=str(tmp_path / "again"), strategy="default", **{**RUN, "epochs": 1})
+    assert again.history["loss"][0] == pytest.approx(first, abs=1e-6)  # a fresh run is reproducible
+    assert abs(resumed - first) > 1e-3, (first, resumed)
+
 def test_different_config_is_refused_naming_fields(tiny_run):
     run_dir, _ = tiny_run
     with pytest.raises(ValueError, match=r"model_config\.dropout: run has 0\.0, now 0\.2") as error:

@@ -710,7 +710,8 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
             `tfm.data.load_dataset`.
         keep_checkpoints: int or None. Epoch checkpoints to keep; defaults to the
             config's `checkpoints_to_average`.
-        seed: int. Weight initialisation, dropout and shuffling.
+        seed: int. Weight initialisation, dropout and shuffling; a resumed run draws
+            its shuffles and dropout masks from `seed` and the epoch it starts at.
         validation: bool. Evaluate on the validation split after each epoch (not for
             "files", which has none).
         verbose: `model.fit`'s verbosity ("auto" = progress bar).
@@ -815,6 +816,13 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
         model, _, _ = load_run(run_dir, checkpoint="latest") if found else (build_model(config), None, None)
         return TrainResult(model=model, tokenizer=tokenizer, config=config, history={}, initial_epoch=done_before,
                            epochs=done_before, run_dir=run_dir)
+
+    # A resumed run draws new shuffles and dropout masks. Reseeded with `seed` alone, it would
+    # replay the first epochs' batches with the same masks (the dropout streams are not in the
+    # backup), which the model has fitted already: training loss drops, regularisation weakens.
+    if done_before:
+        seed = (seed * 1_000_003 + done_before) % (2**31 - 1)
+        keras.utils.set_random_seed(seed)
 
     # Full batches split evenly across replicas (Keras builds the model from the first
     # batch with a cross-replica reduce that needs equal shapes on every replica).
