@@ -1,4 +1,4 @@
-"""Quality at a CPU budget: the small Transformer (post-LN and pre-LN) vs the Bahdanau seq2seq on Multi30k en->de.
+"""Quality at a CPU budget on Multi30k en->de: the small Transformer (post-LN, pre-LN) vs Bahdanau.
 
     python benchmarks/quality_at_budget.py --data-dir DIR                 # 45 min of training each
     python benchmarks/quality_at_budget.py --data-dir DIR --budget 7200   # 2 hours each
@@ -7,8 +7,8 @@
 Each model trains from scratch in one `model.fit` (`tfm.training.train`, mixed_bfloat16, the
 recipe in RECIPES) until its training time passes `--budget` seconds; after each epoch a
 callback scores a greedy BLEU on the first `--curve-sentences` validation sentences with that
-epoch's checkpoint (the training curve; not counted as training time). At the end the recipe's
-last 5 or 10 checkpoints are averaged (§6.1) and test_2016_flickr is scored with beam 4, alpha 0.6:
+epoch's checkpoint (the training curve; not counted as training time). At the end the config's
+`checkpoints_to_average` (5, or 10 for pre-LN) are averaged (§6.1) and test_2016_flickr is scored with beam 4, alpha 0.6:
 sacreBLEU (cased, 13a), tokenized lowercased BLEU (13a + lowercase, how the literature reports
 Multi30k; ~38 for text-only NMT baselines) and chrF.
 Multi30k comes from --data-dir or $TFM_DATA_DIR (files <dir>/multi30k/*.gz); without it the
@@ -37,15 +37,16 @@ GOAL = 38.0  # tokenized lowercased BLEU of published text-only NMT baselines on
 # each sub-layer (and after each stack), which trains stably at a higher rate (1.0x eq. 3, peak 2e-3)
 # and suits small data (Nguyen & Salazar, 2019); its last 10 checkpoints are averaged.
 # Bahdanau's encoder is bidirectional, as in RNNsearch.
-# name: (label, model, `--set` overrides of the small preset, tokens per batch, checkpoints averaged)
+# name: (label, model, `--set` overrides of the small preset)
 RECIPES = {
     "transformer": ("Transformer small", "transformer",
-                    ("dropout=0.3", "warmup_steps=1000", "learning_rate_scale=0.7"), 2048, 5),
+                    ("dropout=0.3", "warmup_steps=1000", "learning_rate_scale=0.7")),
     "prenorm": ("Transformer small, pre-LN", "transformer",
                 ("norm_first=true", "dropout=0.3", "warmup_steps=1000", "learning_rate_scale=1.0",
-                 "checkpoints_to_average=10"), 2048, 10),
-    "bahdanau": ("Bahdanau seq2seq (small)", "bahdanau", ("dropout=0.3", "bidirectional=true"), 2048, 5),
+                 "checkpoints_to_average=10")),
+    "bahdanau": ("Bahdanau seq2seq (small)", "bahdanau", ("dropout=0.3", "bidirectional=true")),
 }
+TOKENS_PER_BATCH = 2048
 
 
 def budget_callback(run_dir, budget, curve_sentences, label, points):
@@ -87,27 +88,28 @@ def run_model(name, args, curves):
     import shutil
 
     from tfm.evaluation import evaluate, split_pairs
-    from tfm.training import average_checkpoints, epoch_checkpoints, load_run, make_config, train
+    from tfm.training import SEQ2SEQ_DEFAULTS, average_checkpoints, epoch_checkpoints, load_run, make_config, train
 
-    label, model, overrides, tokens_per_batch, average = RECIPES[name]
-    # As `tfm train --preset small --set ... --tokens-per-batch N`, so the CLI can resume the run.
-    config = make_config("small", model, overrides=overrides, tokens_per_batch=tokens_per_batch)
+    label, model, overrides = RECIPES[name]
+    # As `tfm train --preset small --set ... --tokens-per-batch 2048`, so the CLI can resume the run.
+    config = make_config("small", model, overrides=overrides, tokens_per_batch=TOKENS_PER_BATCH)
     run_dir = os.path.join(args.runs, name)
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
     common = dict(output=run_dir, source_lang="en", target_lang="de", data_dir=args.data_dir, seed=0,
-                  tokens_per_batch=tokens_per_batch, mixed_precision=True)
+                  tokens_per_batch=TOKENS_PER_BATCH, mixed_precision=True)
     points = curves[label] = []
     start = time.perf_counter()
     result = train(config, "multi30k", epochs=args.max_epochs, validation=False, verbose=0, **common,
                    callbacks=[budget_callback(run_dir, args.budget, args.curve_sentences, label, points)])
     wall = time.perf_counter() - start
+    average = getattr(config, "checkpoints_to_average", SEQ2SEQ_DEFAULTS["checkpoints_to_average"])
     last = min(average, len(epoch_checkpoints(run_dir)))
     if last >= 2:
         average_checkpoints(run_dir, last=last)
     model, tokenizer, info = load_run(run_dir)
     sources, refs = split_pairs(info, "test", limit=args.test_sentences)
     _, scores = evaluate(model, tokenizer, sources, refs, beam_size=4, alpha=0.6)
-    return {"model": label, "recipe": ["small", *overrides, f"tokens_per_batch={tokens_per_batch}", "mixed_bfloat16"],
+    return {"model": label, "recipe": ["small", *overrides, f"tokens_per_batch={TOKENS_PER_BATCH}", "mixed_bfloat16"],
             "epochs": result.epochs, "train_seconds": points[-1][0] if points else 0, "wall_seconds": round(wall),
             "averaged": last, "params": model.count_params(), "decode_seconds": round(scores["seconds"], 1),
             **{k: scores[k] for k in ("bleu", "bleu_tokenized_lc", "chrf", "bleu_signature",

@@ -119,6 +119,7 @@ def test_resumed_run_draws_new_batches_and_masks(tmp_path):
     assert again.history["loss"][0] == pytest.approx(first, abs=1e-6)  # a fresh run is reproducible
     assert abs(resumed - first) > 1e-3, (first, resumed)
 
+
 def test_different_config_is_refused_naming_fields(tiny_run):
     run_dir, _ = tiny_run
     with pytest.raises(ValueError, match=r"model_config\.dropout: run has 0\.0, now 0\.2") as error:

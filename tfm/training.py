@@ -820,15 +820,15 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
     # A resumed run draws new shuffles and dropout masks. Reseeded with `seed` alone, it would
     # replay the first epochs' batches with the same masks (the dropout streams are not in the
     # backup), which the model has fitted already: training loss drops, regularisation weakens.
+    stream_seed = (seed * 1_000_003 + done_before) % (2**31 - 1) if done_before else seed
     if done_before:
-        seed = (seed * 1_000_003 + done_before) % (2**31 - 1)
-        keras.utils.set_random_seed(seed)
+        keras.utils.set_random_seed(stream_seed)
 
     # Full batches split evenly across replicas (Keras builds the model from the first
     # batch with a cross-replica reduce that needs equal shapes on every replica).
     batching = dict(tokens_per_batch=tokens_per_batch, max_length=max_length, cache=True, pad_to_bucket=bool(xla),
                     batch_multiple=strategy.num_replicas_in_sync)
-    train_batches = bucket_by_token_budget(_load_pairs(data, "train"), tokenizer, shuffle=True, seed=seed, **batching)
+    train_batches = bucket_by_token_budget(_load_pairs(data, "train"), tokenizer, shuffle=True, seed=stream_seed, **batching)
     if steps_per_epoch:
         train_batches = train_batches.repeat()  # epochs of steps_per_epoch batches continue through the data
     val_batches = None
