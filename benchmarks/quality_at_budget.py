@@ -58,7 +58,7 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
 
     from tfm.decoding import Translator
     from tfm.evaluation import score, split_pairs
-    from tfm.training import load_run
+    from tfm.runs import load_run
 
     class Budget(keras.callbacks.Callback):
         def on_train_begin(self, logs=None):
@@ -88,7 +88,10 @@ def run_model(name, args, curves):
     import shutil
 
     from tfm.evaluation import evaluate, split_pairs
-    from tfm.training import SEQ2SEQ_DEFAULTS, average_checkpoints, epoch_checkpoints, load_run, make_config, train
+    from tfm.checkpoints import average_checkpoints
+    from tfm.models import make_config
+    from tfm.runs import epoch_checkpoints, load_run
+    from tfm.training import train
 
     label, model, overrides = RECIPES[name]
     # As `tfm train --preset small --set ... --tokens-per-batch 2048`, so the CLI can resume the run.
@@ -102,7 +105,7 @@ def run_model(name, args, curves):
     result = train(config, "multi30k", epochs=args.max_epochs, validation=False, verbose=0, **common,
                    callbacks=[budget_callback(run_dir, args.budget, args.curve_sentences, label, points)])
     wall = time.perf_counter() - start
-    average = getattr(config, "checkpoints_to_average", SEQ2SEQ_DEFAULTS["checkpoints_to_average"])
+    average = config.checkpoints_to_average
     last = min(average, len(epoch_checkpoints(run_dir)))
     if last >= 2:
         average_checkpoints(run_dir, last=last)

@@ -41,8 +41,8 @@ def _numpy(result):
 A, B, C, D = 4, 5, 6, 7
 
 
-class Bigram:
-    """The search's decodable protocol (`start`, `step`, `vocab_size`, limits) over a fixed table."""
+class Bigram(decoding.Decodable):
+    """A `Decodable` (`start`, `step`, `vocab_size`, limits) over a fixed bigram table."""
 
     vocab_size = 8
     max_source_length = None

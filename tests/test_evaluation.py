@@ -9,7 +9,7 @@ import pytest
 import sacrebleu
 
 import tfm
-from tfm import evaluation
+from tfm import cli, evaluation
 from tfm.config import TransformerConfig
 
 
@@ -103,18 +103,18 @@ def model_and_tokenizer():
 
 @pytest.fixture
 def fake_run(tmp_path, monkeypatch, model_and_tokenizer):
-    import tfm.training
+    import tfm.runs
 
     model, tokenizer = model_and_tokenizer
     info = {"run_dir": str(tmp_path), "checkpoint": None,
             "data": {"dataset": "numbers", "source_lang": None, "target_lang": None, "data_dir": None}}
-    monkeypatch.setattr(tfm.training, "load_run", lambda run_dir, checkpoint=None: (model, tokenizer, info))
+    monkeypatch.setattr(tfm.runs, "load_run", lambda run_dir, checkpoint=None: (model, tokenizer, info))
     return tmp_path
 
 
 def test_evaluate_command_writes_hypotheses_and_scores(fake_run, capsys):
     args = argparse.Namespace(run=str(fake_run), split="val", beam_size=2, alpha=0.6, limit=12, checkpoint=None)
-    assert evaluation.evaluate_command(args) == 0
+    assert cli.evaluate_command(args) == 0
     with open(fake_run / "hyps" / "val.beam2.txt", encoding="utf-8") as f:
         hyps = f.read().split("\n")
     assert len(hyps) == 12 + 1 and hyps[-1] == ""  # one line per sentence
@@ -132,26 +132,25 @@ def test_translate_command_reads_arguments_and_stdin(fake_run, capsys, monkeypat
 
     model, tokenizer = model_and_tokenizer
     expected = decoding.Translator(model, tokenizer, beam_size=1)(["seven", "", "two hundred"])
-    args = argparse.Namespace(run=str(fake_run), beam_size=1, alpha=0.6, checkpoint=None,
+    args = argparse.Namespace(run=str(fake_run), beam_size=1, alpha=0.6, checkpoint=None, strict=False,
                               text=["seven", "", "two hundred"])
-    assert decoding.translate_command(args) == 0
+    assert cli.translate_command(args) == 0
     assert capsys.readouterr().out.split("\n")[:3] == expected
-    monkeypatch.setattr("sys.stdin", io.StringIO("seven\n\ntwo hundred\n"))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"seven\n\ntwo hundred\n")))
     args.text = []
-    assert decoding.translate_command(args) == 0
+    assert cli.translate_command(args) == 0
     assert capsys.readouterr().out.split("\n")[:3] == expected
 
 
 def test_evaluate_rejects_unknown_split(fake_run):
     args = argparse.Namespace(run=str(fake_run), split="dev2", beam_size=1, alpha=0.6, limit=2, checkpoint=None)
     with pytest.raises(ValueError, match="split"):
-        evaluation.evaluate_command(args)
+        cli.evaluate_command(args)
 
 
 @pytest.mark.slow
 def test_cli_end_to_end_on_a_real_run(tmp_path, capsys):
     """train -> evaluate -> translate -> export through `tfm.cli.main` and `load_run`."""
-    from tfm import cli
     from tfm.training import train
 
     run = str(tmp_path / "run")

@@ -198,16 +198,17 @@ def test_invalid_utf8_is_a_clear_error(serve):
 
 
 def test_export_command(tmp_path, monkeypatch, model, tokenizer):
-    import tfm.training
+    import tfm.runs
+    from tfm import cli
 
     def fake_load_run(run_dir, checkpoint=None):
         assert run_dir == "RUN" and checkpoint is None
         return model, tokenizer, {"run_dir": "RUN", "checkpoint": "RUN/checkpoints/x.weights.h5"}
 
-    monkeypatch.setattr(tfm.training, "load_run", fake_load_run)
+    monkeypatch.setattr(tfm.runs, "load_run", fake_load_run)
     out = str(tmp_path / "m" / "1")
     args = argparse.Namespace(run="RUN", output=out, beam_size=1, alpha=0.6, checkpoint=None)
-    assert tfm_export.export_command(args) == 0
+    assert cli.export_command(args) == 0
     translator = tf.saved_model.load(out)
     result = translator.signatures["serving_default"](text=tf.constant(["seven"]))
     assert result["translations"].shape == (1,)

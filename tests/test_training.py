@@ -15,20 +15,12 @@ import pytest
 
 from tfm import cli
 from tfm.config import TransformerConfig
-from tfm.training import (
-    HistoryCSV,
-    NaNGuard,
-    average_checkpoints,
-    epoch_checkpoints,
-    latest_checkpoint,
-    load_run,
-    make_config,
-    model_name,
-    parse_overrides,
-    read_history,
-    read_run_config,
-    train,
-)
+from tfm.callbacks import HistoryCSV, NaNGuard
+from tfm.checkpoints import average_checkpoints
+from tfm.config import parse_overrides
+from tfm.models.registry import make_config, model_name
+from tfm.runs import epoch_checkpoints, latest_checkpoint, load_run, read_history, read_run_config
+from tfm.training import train
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -3,21 +3,88 @@
 Shape legend used in every docstring and shape comment:
     B batch, S source length, T target length, N heads, H head dim,
     D model dim, F feed-forward dim, V vocabulary.
+
+Where each part of the paper lives:
+    §3.1 encoder/decoder stacks      tfm.layers.encoder, decoder, encoder_layer, decoder_layer
+    §3.2 attention (eq. 1, MHA)      tfm.layers.scaled_dot_product_attention, multi_head_attention; tfm.masks
+    §3.3 feed-forward                tfm.layers.feed_forward
+    §3.4 shared embeddings           tfm.layers.shared_embedding
+    §3.5 positional encoding         tfm.layers.positional_encoding
+    §4 / Table 1 why self-attention  notebooks/10_why_self_attention.ipynb
+    §5.1 batching by token budget    tfm.data.batching
+    §5.3 optimizer, eq. 3            tfm.schedules
+    §5.4 label smoothing             tfm.losses
+    §6.1 beam search, averaging      tfm.decoding, tfm.checkpoints
+    Table 3 variants, presets        tfm.config
+    baselines (seq2seq, Bahdanau)    tfm.models.seq2seq, tfm.layers.bahdanau_attention, luong_attention
+
+Names are imported lazily (PEP 562): `import tfm` starts neither TensorFlow nor
+Keras; the first use of a name that needs them does. So `tfm --help` answers at once.
 """
 
+import importlib
 import os as _os
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-__version__ = "0.1.0"
 
-from tfm import masks  # noqa: E402
-from tfm.config import TransformerConfig  # noqa: E402
-from tfm.layers import *  # noqa: E402,F401,F403
-from tfm.layers import positional_encoding, scaled_dot_product_attention  # noqa: E402
-from tfm.losses import LabelSmoothedCrossEntropy  # noqa: E402
-from tfm.metrics import MaskedAccuracy  # noqa: E402
-from tfm.models import Seq2Seq, Seq2SeqConfig, Transformer, build_seq2seq, build_transformer  # noqa: E402
-from tfm.schedules import TransformerSchedule, build_optimizer  # noqa: E402
-from tfm.training import average_checkpoints, load_run, train  # noqa: E402
+def _package_version():
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tfm")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "0+unknown"
+
+
+__version__ = _package_version()
+
+# Public name -> the module that defines it.
+_EXPORTS = {
+    "TransformerConfig": "tfm.config",
+    "DataConfig": "tfm.config",
+    "TrainingConfig": "tfm.config",
+    "LabelSmoothedCrossEntropy": "tfm.losses",
+    "MaskedAccuracy": "tfm.metrics",
+    "TransformerSchedule": "tfm.schedules",
+    "build_optimizer": "tfm.schedules",
+    "Seq2Seq": "tfm.models",
+    "Seq2SeqConfig": "tfm.models",
+    "Transformer": "tfm.models",
+    "build_seq2seq": "tfm.models",
+    "build_transformer": "tfm.models",
+    "build_model": "tfm.models",
+    "make_config": "tfm.models",
+    "train": "tfm.training",
+    "load_run": "tfm.runs",
+    "read_history": "tfm.runs",
+    "average_checkpoints": "tfm.checkpoints",
+    "Translator": "tfm.decoding",
+    "translate": "tfm.decoding",
+}
+_LAYERS = ("Attention", "AttentionScore", "BahdanauAttention", "Decoder", "DecoderLayer", "Encoder", "EncoderLayer",
+           "FeedForward", "LuongAttention", "MultiHeadAttention", "PositionalEmbedding", "PositionalEncoding",
+           "RNNDecoder", "RNNEncoder", "SharedEmbedding", "attention_weights", "masked_softmax",
+           "positional_encoding", "scaled_dot_product_attention")
+_EXPORTS.update({name: "tfm.layers" for name in _LAYERS})
+_SUBMODULES = ("callbacks", "checkpoints", "cli", "config", "data", "decoding", "demo", "distribute", "evaluation",
+               "export", "layers", "losses", "masks", "metrics", "models", "runs", "schedules", "special_tokens",
+               "training", "viz")
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"tfm.{name}")
+    else:
+        raise AttributeError(f"module 'tfm' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))

@@ -1,32 +1,49 @@
 """The `tfm` command: train | translate | evaluate | export | average | demo.
 
     tfm train --preset tiny --dataset multi30k --data-dir DIR --output runs/m30k --epochs 1
-    tfm average --run runs/m30k --last 5
-    tfm evaluate --run runs/m30k --split test --beam-size 4
+    tfm average --run runs/m30k                 # the run's checkpoints_to_average (5 base, 20 big)
+    tfm evaluate --run runs/m30k --split test   # the run's beam size and alpha unless given
     tfm translate --run runs/m30k "A dog runs in the snow."
-    tfm export --run runs/m30k --output exported/m30k
+    tfm export --run runs/m30k --output exported/m30k/1
     tfm demo
 
-Argument parsing lives here and stays light (no TensorFlow import), so
-`tfm --help` answers at once; each subcommand imports its module when run.
+Every command handler lives here; the library modules take plain arguments. Parsing
+imports nothing heavy (no TensorFlow, no Keras), so `tfm --help` and every
+`tfm COMMAND --help` answer at once; a handler imports the library when it runs.
+Decoding and averaging settings left out come from the run's stored config.
 """
 
 import argparse
-import importlib
+import logging
+import os
 import sys
 
 PRESETS = ["tiny", "small", "base", "big"]
 MODELS = ["transformer", "seq2seq", "bahdanau", "luong"]
+EXIT_INTERRUPTED = 130
 
-# subcommand -> (module, function, one-line help)
-COMMANDS = {
-    "train": ("tfm.training", "train_command", "train a model with model.fit (resumes an existing RUN)"),
-    "average": ("tfm.training", "average_command", "average the last checkpoints' weights (§6.1)"),
-    "translate": ("tfm.decoding", "translate_command", "translate TEXT arguments or standard input"),
-    "evaluate": ("tfm.evaluation", "evaluate_command", "BLEU (sacreBLEU and tokenized) and chrF on a split"),
-    "export": ("tfm.export", "export_command", "export a SavedModel for TF Serving (string in, string out)"),
-    "demo": ("tfm.demo", "demo_command", "train the tiny preset offline, evaluate, translate, export"),
-}
+logger = logging.getLogger("tfm")
+
+
+# Argument types: a bad value is refused by argparse, with the flag named -------------
+def positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def non_negative_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be >= 0 (0 = no length penalty; §6.1 uses 0.6)")
+    return value
 
 
 def _add_train(p):
@@ -42,74 +59,219 @@ def _add_train(p):
     p.add_argument("--target-file", default=None, help="target side for --dataset files (plain or .gz)")
     p.add_argument("--data-dir", default=None, help="download/cache folder (default: $TFM_DATA_DIR or data/cache)")
     p.add_argument("--output", required=True, metavar="RUN",
-                   help="run folder: config.json, history.csv, checkpoints/, tokenizer/")
-    p.add_argument("--epochs", type=int, default=10, help="epochs to reach (default: 10)")
-    p.add_argument("--steps-per-epoch", type=int, default=None, help="batches per epoch (default: one pass)")
+                   help="run folder: config.json, history.csv, checkpoints/, tokenizer/ (resumed if it exists)")
+    p.add_argument("--epochs", type=positive_int, default=10, help="epochs to reach (default: 10)")
+    p.add_argument("--steps-per-epoch", type=positive_int, default=None, help="batches per epoch (default: one pass)")
     p.add_argument("--strategy", choices=["auto", "default", "mirrored", "multiworker"], default="auto",
                    help="tf.distribute strategy; multiworker reads TF_CONFIG (default: auto)")
     p.add_argument("--mixed-precision", action="store_true",
                    help="mixed_bfloat16 on CPU, mixed_float16 on GPU")
     p.add_argument("--xla", action="store_true", help="compile the train step with XLA (jit_compile)")
-    p.add_argument("--tokens-per-batch", type=int, default=None,
+    p.add_argument("--tokens-per-batch", type=positive_int, default=None,
                    help="token budget per side per batch (default: the preset's; base 25000 as in §5.1)")
-    p.add_argument("--vocab-size", type=int, default=None, help="subword vocabulary size (default: the preset's)")
-    p.add_argument("--max-length", type=int, default=None, help="drop pairs longer than this many tokens")
-    p.add_argument("--keep-checkpoints", type=int, default=None,
+    p.add_argument("--vocab-size", type=positive_int, default=None,
+                   help="subword vocabulary size (default: the preset's)")
+    p.add_argument("--max-length", type=positive_int, default=None,
+                   help="drop pairs longer than this many subwords (default: the preset's)")
+    p.add_argument("--keep-checkpoints", type=positive_int, default=None,
                    help="keep the last K epoch checkpoints (default: the preset's checkpoints_to_average)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                   help="override any TransformerConfig field, e.g. --set dropout=0.2 (repeatable)")
+                   help="override any field of the model config (TransformerConfig, or Seq2SeqConfig for the "
+                        "RNN models), e.g. --set dropout=0.2 (repeatable)")
 
 
 def _add_average(p):
     p.add_argument("--run", required=True, help="run folder made by tfm train")
-    p.add_argument("--last", type=int, default=5, help="how many of the last checkpoints (default: 5)")
+    p.add_argument("--last", type=positive_int, default=None,
+                   help="how many of the last checkpoints (default: the run's checkpoints_to_average, "
+                        "5 for base and 20 for big, or all there are when fewer)")
     p.add_argument("--output", default=None, help="checkpoint to write (default: RUN/checkpoints/averaged.weights.h5)")
 
 
 def _add_decoding(p):
-    p.add_argument("--beam-size", type=int, default=4, help="beam size; 1 = greedy (default: 4)")
-    p.add_argument("--alpha", type=float, default=0.6, help="length penalty alpha (default: 0.6, §6.1)")
-    p.add_argument("--checkpoint", default=None, help="weights file (default: the averaged one, else the latest)")
+    p.add_argument("--beam-size", type=positive_int, default=None,
+                   help="beam size; 1 = greedy (default: the run's, 4 as in §6.1)")
+    p.add_argument("--alpha", type=non_negative_float, default=None,
+                   help="length penalty alpha >= 0 (default: the run's, 0.6 as in §6.1)")
+    p.add_argument("--checkpoint", default=None,
+                   help="weights: averaged, latest, an epoch number or a file (default: averaged, else latest)")
 
 
 def _add_translate(p):
     p.add_argument("--run", required=True, help="run folder made by tfm train")
     _add_decoding(p)
-    p.add_argument("text", nargs="*", help="sentences to translate (default: read standard input)")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse the whole input when a line is not valid UTF-8 (default: name the line on "
+                        "stderr, print an empty line for it and translate the others)")
+    p.add_argument("text", nargs="*", help="sentences to translate (default: read standard input, one per line)")
 
 
 def _add_evaluate(p):
     p.add_argument("--run", required=True, help="run folder made by tfm train")
     p.add_argument("--split", choices=["val", "test"], default="test", help="(default: test)")
-    p.add_argument("--limit", type=int, default=None, help="score only the first N sentences")
+    p.add_argument("--limit", type=positive_int, default=None, help="score only the first N sentences")
     _add_decoding(p)
 
 
 def _add_export(p):
     p.add_argument("--run", required=True, help="run folder made by tfm train")
-    p.add_argument("--output", required=True, help="SavedModel folder to write")
+    p.add_argument("--output", required=True,
+                   help="SavedModel folder to write, new or empty (TF Serving wants MODEL/VERSION, e.g. exported/m30k/1)")
     _add_decoding(p)
 
 
 def _add_demo(p):
     p.add_argument("--output", default="runs/demo", help="run folder (default: runs/demo)")
-    p.add_argument("--epochs", type=int, default=None, help="override the demo's epochs")
+    p.add_argument("--epochs", type=positive_int, default=None, help="override the demo's epochs")
 
 
-ADDERS = {"train": _add_train, "average": _add_average, "translate": _add_translate,
-          "evaluate": _add_evaluate, "export": _add_export, "demo": _add_demo}
+# Handlers ---------------------------------------------------------------------
+def _setup_logging():
+    if not logging.getLogger().handlers and not logger.handlers:
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    logger.setLevel(logging.INFO)
+
+
+def train_command(args):
+    from tfm.models.registry import make_config
+    from tfm.runs import read_history
+    from tfm.training import train
+
+    config = make_config(args.preset, args.model, overrides=args.set, vocab_size=args.vocab_size,
+                         max_length=args.max_length, tokens_per_batch=args.tokens_per_batch)
+    try:
+        result = train(config, args.dataset, output=args.output, epochs=args.epochs,
+                       steps_per_epoch=args.steps_per_epoch, strategy=args.strategy,
+                       mixed_precision=args.mixed_precision, xla=args.xla, source_lang=args.source_lang,
+                       target_lang=args.target_lang, data_dir=args.data_dir, source_file=args.source_file,
+                       target_file=args.target_file, keep_checkpoints=args.keep_checkpoints, seed=args.seed)
+    except KeyboardInterrupt:
+        from tfm.training import epochs_on_disk
+
+        done = epochs_on_disk(os.path.abspath(args.output)) if os.path.isdir(args.output) else 0
+        print(f"\ntfm train: interrupted. {args.output} is intact and keeps {done} finished epoch"
+              f"{'' if done == 1 else 's'} (the interrupted epoch is lost); run the same command again to resume.",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except FloatingPointError as error:
+        print(f"tfm train: error: {error}", file=sys.stderr)
+        return 1
+    history = read_history(result.run_dir)
+    last = {k: v[-1] for k, v in history.items() if v and k != "epoch"}
+    summary = ", ".join(f"{k} {last[k]:.4f}" for k in ("loss", "accuracy", "val_loss", "val_accuracy") if k in last)
+    print(f"{result.run_dir}: {result.epochs} epoch{'' if result.epochs == 1 else 's'} finished"
+          f"{'; ' + summary if summary else ''}")
+    print(f"next: tfm average --run {args.output}, then tfm evaluate --run {args.output}")
+    return 0
+
+
+def average_command(args):
+    from tfm.checkpoints import average_checkpoints
+
+    print(f"wrote {average_checkpoints(args.run, last=args.last, output=args.output)}")
+    return 0
+
+
+def _read_lines():
+    """Standard input as a list of lines (bytes, line ends removed); undecodable bytes kept as they are."""
+    if sys.stdin is None:
+        return []
+    if sys.stdin.isatty():
+        print("tfm translate: reading sentences from standard input, one per line (Ctrl-D to end)", file=sys.stderr)
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+    if not data:
+        return []
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines = lines[:-1]  # the newline that ends the last line
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def translate_command(args):
+    from tfm.decoding import Translator
+    from tfm.runs import load_run
+
+    texts = list(args.text) if args.text else _read_lines()
+    if not texts:
+        print("tfm translate: nothing to translate: give sentences as arguments or on standard input",
+              file=sys.stderr)
+        return 1
+    model, tokenizer, _ = load_run(args.run, checkpoint=args.checkpoint)
+    translator = Translator(model, tokenizer, beam_size=args.beam_size, alpha=args.alpha)
+    bad = translator.invalid(texts)
+    for index in bad:
+        where = f"line {index + 1} of standard input" if not args.text else f"argument {index + 1}"
+        print(f"tfm translate: {where} is not valid UTF-8"
+              f"{'' if args.strict else '; an empty line is printed in its place'}", file=sys.stderr)
+    if bad and args.strict:
+        print("tfm translate: error: nothing translated (--strict)", file=sys.stderr)
+        return 1
+    for line in translator.translate(texts, on_invalid="empty"):
+        print(line)
+    return 1 if bad else 0
+
+
+def evaluate_command(args):
+    from tfm import evaluation
+    from tfm.runs import load_run
+
+    model, tokenizer, run_info = load_run(args.run, checkpoint=args.checkpoint)
+    sources, references = evaluation.split_pairs(run_info, args.split, limit=args.limit)
+    hypotheses, scores = evaluation.evaluate(model, tokenizer, sources, references, beam_size=args.beam_size,
+                                             alpha=args.alpha)
+    data = run_info["data"]
+    scores.update(split=args.split, dataset=data["dataset"], source_lang=data.get("source_lang"),
+                  target_lang=data.get("target_lang"), checkpoint=run_info.get("checkpoint"))
+    txt, js = evaluation.write_results(run_info["run_dir"], args.split, scores["beam_size"], hypotheses, scores)
+    print(f"{data['dataset']} {args.split}: {len(hypotheses)} sentences, beam {scores['beam_size']}, "
+          f"alpha {scores['alpha']}, {scores['seconds']:.1f} s")
+    print(evaluation.format_scores(scores))
+    print(f"hypotheses: {txt}\nscores:     {js}")
+    return 0
+
+
+def export_command(args):
+    import json
+
+    from tfm.export import METADATA_FILE, export
+
+    path = export(args.run, args.output, beam_size=args.beam_size, alpha=args.alpha, checkpoint=args.checkpoint)
+    with open(os.path.join(path, METADATA_FILE)) as f:
+        metadata = json.load(f)
+    print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> translations, scores; "
+          f"beam {metadata['beam_size']}, alpha {metadata['alpha']})")
+    print(f"check it: saved_model_cli show --dir {path} --all")
+    return 0
+
+
+def demo_command(args):
+    from tfm.demo import run_demo
+
+    return run_demo(args.output, epochs=args.epochs)
+
+
+# subcommand -> (handler, argument adder, one-line help)
+COMMANDS = {
+    "train": (train_command, _add_train, "train a model with model.fit (resumes an existing RUN)"),
+    "average": (average_command, _add_average, "average the last checkpoints' weights (§6.1)"),
+    "translate": (translate_command, _add_translate, "translate TEXT arguments or standard input"),
+    "evaluate": (evaluate_command, _add_evaluate, "BLEU (sacreBLEU and tokenized) and chrF on a split"),
+    "export": (export_command, _add_export, "export a SavedModel for TF Serving (string in, string out)"),
+    "demo": (demo_command, _add_demo, "train the tiny preset offline, evaluate, translate, export"),
+}
 
 
 def build_parser():
+    from tfm import __version__
+
     parser = argparse.ArgumentParser(
         prog="tfm", description="Attention Is All You Need on Keras 3: train, translate, evaluate, export.",
         epilog="Run 'tfm COMMAND --help' for a command's options.")
-    parser.add_argument("--version", action="version", version="tfm 0.1.0")
+    parser.add_argument("--version", action="version", version=f"tfm {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (_, _, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        ADDERS[name](p)
+    for name, (_, add_arguments, help_text) in COMMANDS.items():
+        add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     return parser
 
 
@@ -119,13 +281,16 @@ def main(argv=None):
     if args.command is None:
         parser.print_help()
         return 2
-    module_name, function_name, _ = COMMANDS[args.command]
-    module = importlib.import_module(module_name)
+    _setup_logging()
+    handler = COMMANDS[args.command][0]
     try:
-        return getattr(module, function_name)(args) or 0
+        return handler(args) or 0
     except (ValueError, FileNotFoundError, FileExistsError) as error:
         print(f"tfm {args.command}: error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"\ntfm {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -1,12 +1,22 @@
-"""`TransformerConfig`: every size and training constant of the model in one frozen dataclass.
+"""Every setting's one home: the model configs' base class, the Transformer's config, data and training settings.
 
-Presets `base()` and `big()` are the paper's §5 settings (Vaswani et al., 2017,
-Table 3 rows "base" and "big"); `tiny()` and `small()` train on 2 CPU cores.
-Table 3 variants are `dataclasses.replace(TransformerConfig.base(), num_heads=1, key_dim=512, ...)`.
+- `TransformerConfig`: every size and training/decoding constant of the Transformer.
+  Presets `base()` and `big()` are the paper's §5 settings (Vaswani et al., 2017,
+  Table 3 rows "base" and "big"); `tiny()` and `small()` train on 2 CPU cores.
+  Table 3 variants are `dataclasses.replace(TransformerConfig.base(), num_heads=1, key_dim=512, ...)`.
+  (`tfm.models.seq2seq.Seq2SeqConfig` is the RNN baselines' counterpart, with the same
+  data, training and decoding fields, built on `ConfigIO` below.)
+- `DataConfig`: which corpus, and how it is cut into batches (saved as `data` in a run's config.json).
+- `TrainingConfig`: how a run trains (saved as `training` in a run's config.json).
+- `parse_overrides` / `apply_overrides`: `--set FIELD=VALUE` onto any of these dataclasses.
+
+No TensorFlow here: the CLI reads these without starting it.
 """
 
 import dataclasses
+import difflib
 import json
+import typing
 
 
 class ConfigIO:
@@ -28,12 +38,18 @@ class ConfigIO:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, values):
+    def from_dict(cls, values, ignore_unknown=False):
+        """The config from `to_dict()`'s output; fields it lacks take their defaults.
+
+        Args:
+            values: dict of field values.
+            ignore_unknown: bool. Drop keys that are not fields (older/newer files) instead of raising.
+        """
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
-        if unknown:
+        if unknown and not ignore_unknown:
             raise ValueError(f"unknown {cls.__name__} fields {unknown}; known: {sorted(known)}")
-        return cls(**values)
+        return cls(**{k: v for k, v in values.items() if k in known})
 
     def to_json(self, path=None):
         text = json.dumps(self.to_dict(), indent=2, sort_keys=True)
@@ -46,6 +62,38 @@ class ConfigIO:
     def from_json(cls, path):
         with open(path) as f:
             return cls.from_dict(json.load(f))
+
+
+def check_recipe(config):
+    """Validates the data, training and decoding fields both model configs carry.
+
+    `max_length`, `tokens_per_batch`, `label_smoothing`, `beam_size`,
+    `length_penalty` (α), `max_extra_length` and `checkpoints_to_average`.
+
+    Raises:
+        ValueError: naming the field and its bad value.
+    """
+    for name in ("max_length", "tokens_per_batch", "beam_size", "checkpoints_to_average"):
+        value = getattr(config, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{name}={value!r} must be a positive int")
+    if not isinstance(config.max_extra_length, int) or config.max_extra_length < 0:
+        raise ValueError(f"max_extra_length={config.max_extra_length!r} must be an int >= 0")
+    if not 0.0 <= config.label_smoothing < 1.0:
+        raise ValueError(f"label_smoothing={config.label_smoothing} must be in [0, 1)")
+    check_length_penalty(config.length_penalty)
+
+
+def check_length_penalty(alpha):
+    """`alpha` as a float, or ValueError: GNMT's penalty wants α >= 0 (0 = none, §6.1 uses 0.6)."""
+    try:
+        value = float(alpha)
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha={alpha!r}: the length penalty must be a number >= 0 (§6.1 uses 0.6)") from None
+    if not value >= 0.0:  # also refuses nan
+        raise ValueError(f"alpha={alpha!r}: the length penalty must be >= 0 (0 = no penalty; §6.1 uses 0.6); "
+                         "a negative alpha favours ever longer outputs")
+    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,9 +127,8 @@ class TransformerConfig(ConfigIO):
     PRESETS = ("tiny", "small", "base", "big")
 
     def __post_init__(self):
-        positive = ("num_layers", "d_model", "num_heads", "d_ff", "vocab_size", "max_length",
-                    "warmup_steps", "tokens_per_batch", "beam_size", "checkpoints_to_average")
-        for name in positive:
+        check_recipe(self)
+        for name in ("num_layers", "d_model", "num_heads", "d_ff", "vocab_size", "warmup_steps"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name}={value!r} must be a positive int")
@@ -94,7 +141,7 @@ class TransformerConfig(ConfigIO):
                 f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}; "
                 "choose sizes that divide or set key_dim and value_dim explicitly"
             )
-        for name in ("dropout", "attention_dropout", "label_smoothing"):
+        for name in ("dropout", "attention_dropout"):
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
                 raise ValueError(f"{name}={value} must be in [0, 1)")
@@ -145,3 +192,115 @@ class TransformerConfig(ConfigIO):
                       max_length=64, warmup_steps=400, tokens_per_batch=2048, dropout=0.1)
         values.update(overrides)
         return cls(**values)
+
+
+@dataclasses.dataclass(frozen=True)
+class DataConfig(ConfigIO):
+    """Which corpus a run trains on and how it is batched (a run's config.json `data`).
+
+    `train` fills the sizes from the model config unless given: `max_length` and
+    `tokens_per_batch` (§5.1), `vocab_size` (the subword vocabulary to learn).
+    """
+
+    dataset: str = "numbers"  # a name of tfm.data.load_dataset
+    source_lang: str | None = None  # e.g. "en"; None = the corpus' default direction
+    target_lang: str | None = None  # e.g. "de"
+    data_dir: str | None = None  # download/cache folder (absolute), None = $TFM_DATA_DIR or data/cache
+    source_file: str | None = None  # dataset "files": source side (absolute path)
+    target_file: str | None = None  # dataset "files": target side (absolute path)
+    max_length: int = 64  # pairs longer than this many subwords (either side) are dropped
+    tokens_per_batch: int = 2048  # token budget per side per batch (§5.1: ~25000 for base)
+    vocab_size: int = 1000  # subwords to learn (capped at what the text allows)
+
+    def __post_init__(self):
+        for name in ("max_length", "tokens_per_batch", "vocab_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name}={value!r} must be a positive int")
+        if self.max_length < 2:
+            raise ValueError(f"max_length={self.max_length}: need at least 2 (one subword + START/END); "
+                             "use --max-length 2 or more")
+        if self.tokens_per_batch < self.max_length:
+            raise ValueError(f"tokens_per_batch={self.tokens_per_batch} is smaller than max_length={self.max_length}: "
+                             "the longest pairs would not fit in a batch")
+        if self.dataset == "files" and not (self.source_file and self.target_file):
+            raise ValueError("dataset='files' needs source_file and target_file (--source-file, --target-file)")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig(ConfigIO):
+    """How a run trains (a run's config.json `training`); may change when a run is resumed."""
+
+    seed: int = 0  # weights, dropout, shuffling; a resumed run derives its streams from it and its epoch
+    keep_checkpoints: int = 5  # epoch checkpoints kept (default: the model config's checkpoints_to_average)
+    label_smoothing: float = 0.1  # eps_ls (§5.4), from the model config
+    strategy: str = "auto"  # tf.distribute strategy used (class name once resolved)
+    mixed_precision: bool = False  # mixed_bfloat16 on CPU, mixed_float16 on GPU
+    xla: bool = False  # jit_compile the train step
+    steps_per_epoch: int | None = None  # None = one pass over the training split
+
+    def __post_init__(self):
+        if not isinstance(self.keep_checkpoints, int) or isinstance(self.keep_checkpoints, bool) \
+                or self.keep_checkpoints < 1:
+            raise ValueError(f"keep_checkpoints={self.keep_checkpoints!r}: keep at least 1 checkpoint")
+        if self.steps_per_epoch is not None and (not isinstance(self.steps_per_epoch, int)
+                                                 or self.steps_per_epoch < 1):
+            raise ValueError(f"steps_per_epoch={self.steps_per_epoch!r}: expected a positive number or None")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
+
+
+# --set FIELD=VALUE ------------------------------------------------------------
+def _convert(cls_name, name, kind, text):
+    kinds = typing.get_args(kind) or (kind,)
+    if type(None) in kinds and text.strip().lower() in ("none", "null"):
+        return None
+    kind = next(k for k in kinds if k is not type(None))
+    if kind is bool:
+        low = text.strip().lower()
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(f"--set {name}={text!r}: {cls_name}.{name} is a bool; use true or false")
+    if kind is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"--set {name}={text!r}: {cls_name}.{name} is an int, e.g. --set {name}=4") from None
+    if kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"--set {name}={text!r}: {cls_name}.{name} is a float, e.g. --set {name}=0.1") from None
+    return text
+
+
+def parse_overrides(cls, assignments):
+    """`["dropout=0.2", "key_dim=none"]` -> `{"dropout": 0.2, "key_dim": None}`, typed by the dataclass `cls`.
+
+    Values are converted to the field's type (int, float, bool: true/false, str;
+    `none` for optional fields). Later assignments of a field win.
+
+    Raises:
+        ValueError: for an item without `=`, an unknown field (naming the closest
+            ones and listing all), or a value of the wrong type.
+    """
+    types = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    values = {}
+    for item in assignments or ():
+        if "=" not in item:
+            raise ValueError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set dropout=0.2")
+        name, text = (part.strip() for part in item.split("=", 1))
+        if name not in types or name not in names:
+            close = difflib.get_close_matches(name, names, n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise ValueError(f"--set {item!r}: {cls.__name__} has no field {name!r}{hint}; fields: {', '.join(names)}")
+        values[name] = _convert(cls.__name__, name, types[name], text)
+    return values
+
+
+def apply_overrides(config, assignments):
+    """`dataclasses.replace(config, **parse_overrides(type(config), assignments))`; the config validates."""
+    return dataclasses.replace(config, **parse_overrides(type(config), assignments))

@@ -18,22 +18,32 @@
 import os
 import time
 
+import tensorflow as tf
+
+from tfm import evaluation
+from tfm.checkpoints import average_checkpoints
+from tfm.config import TransformerConfig
+from tfm.decoding import Translator
+from tfm.export import export
+from tfm.runs import epoch_checkpoints, load_run
+from tfm.training import train
+
 DEMO_EPOCHS = 20
 EXAMPLES = ["three hundred twenty one", "seven thousand eight hundred ninety four", "forty two",
             "one thousand one"]
 
 
-def demo_command(args):
-    import tensorflow as tf
+def run_demo(run="runs/demo", epochs=None):
+    """Trains, averages, evaluates, translates and exports into the run folder `run`; prints each step.
 
-    from tfm import evaluation
-    from tfm.config import TransformerConfig
-    from tfm.decoding import Translator
-    from tfm.export import export
-    from tfm.training import average_checkpoints, epoch_checkpoints, load_run, train
+    Args:
+        run: str. The run folder (a rerun resumes it).
+        epochs: int or None. Defaults to `DEMO_EPOCHS`.
 
-    run = args.output
-    epochs = args.epochs or DEMO_EPOCHS
+    Returns:
+        0 (the exit status of `tfm demo`).
+    """
+    epochs = epochs or DEMO_EPOCHS
     config = TransformerConfig.tiny()
     start = time.perf_counter()
     print(f"[1/4] training the tiny Transformer on the generated number-words task (en -> de) into {run}, "

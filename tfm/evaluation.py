@@ -31,6 +31,9 @@ import json
 import os
 import time
 
+from tfm.data import load_dataset
+from tfm.decoding import Translator
+
 SPLITS = {"val": "validation", "validation": "validation", "test": "test"}
 
 
@@ -97,12 +100,10 @@ def split_pairs(run_info, split, limit=None):
     """The `(sources, references)` of a run's dataset split, as lists of str.
 
     Args:
-        run_info: the dict `tfm.training.load_run` returns (its `data` entry names the dataset).
+        run_info: the dict `tfm.runs.load_run` returns (its `data` entry names the dataset).
         split: "val" / "validation" or "test".
         limit: int or None. Only the first `limit` pairs.
     """
-    from tfm.data import load_dataset
-
     if split not in SPLITS:
         raise ValueError(f"split={split!r}: expected 'val' or 'test'")
     data = run_info["data"]
@@ -121,21 +122,22 @@ def split_pairs(run_info, split, limit=None):
     return sources, references
 
 
-def evaluate(model, tokenizer, sources, references, beam_size=4, alpha=0.6, batch_size=64):
+def evaluate(model, tokenizer, sources, references, beam_size=None, alpha=None, batch_size=64):
     """Translate `sources` and score them against `references`.
+
+    Args:
+        beam_size, alpha: decoding settings; None = the model config's (§6.1: 4, 0.6).
 
     Returns:
         `(hypotheses, scores)`: list of str and the dict of `score`, plus
         `beam_size`, `alpha` and `seconds` (translation time).
     """
-    from tfm.decoding import Translator
-
     translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, batch_size=batch_size)
     start = time.perf_counter()
     hypotheses = translator(list(sources))
     seconds = time.perf_counter() - start
     scores = score(hypotheses, references)
-    scores.update(beam_size=int(beam_size), alpha=float(alpha), seconds=round(seconds, 2))
+    scores.update(beam_size=translator.beam_size, alpha=translator.alpha, seconds=round(seconds, 2))
     return hypotheses, scores
 
 
@@ -151,21 +153,3 @@ def write_results(run_dir, split, beam_size, hypotheses, scores):
         json.dump(scores, f, indent=2, ensure_ascii=False)
         f.write("\n")
     return stem + ".txt", stem + ".json"
-
-
-def evaluate_command(args):
-    """`tfm evaluate --run RUN [--split val|test] [--beam-size 4] [--alpha 0.6] [--limit N]`."""
-    from tfm.training import load_run
-
-    model, tokenizer, run_info = load_run(args.run, checkpoint=getattr(args, "checkpoint", None))
-    sources, references = split_pairs(run_info, args.split, limit=getattr(args, "limit", None))
-    hypotheses, scores = evaluate(model, tokenizer, sources, references, beam_size=args.beam_size, alpha=args.alpha)
-    data = run_info["data"]
-    scores.update(split=args.split, dataset=data["dataset"], source_lang=data.get("source_lang"),
-                  target_lang=data.get("target_lang"), checkpoint=run_info.get("checkpoint"))
-    txt, js = write_results(run_info["run_dir"], args.split, args.beam_size, hypotheses, scores)
-    print(f"{data['dataset']} {args.split}: {len(hypotheses)} sentences, beam {args.beam_size}, "
-          f"alpha {args.alpha}, {scores['seconds']:.1f} s")
-    print(format_scores(scores))
-    print(f"hypotheses: {txt}\nscores:     {js}")
-    return 0

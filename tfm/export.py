@@ -21,8 +21,10 @@ already had (the version TF Serving's images link in); `tests/test_export.py`
 checks every op of every function against that allow-list.
 
 Inputs are checked and bounded, so no input can crash the server or make it run
-away:
+away; the rules are `tfm.decoding.text`'s, the ones `Translator` applies too:
 
+- not a 1-D batch (a scalar, a matrix): `InvalidArgumentError` saying the signature
+  wants a 1-D batch of strings;
 - invalid UTF-8: `InvalidArgumentError` ("tfm translator: input is not valid
   UTF-8; indices of the invalid strings: [...]"), checked before tokenizing;
   over REST this comes back as an error with that message, not a crash;
@@ -32,6 +34,10 @@ away:
   at most `max_length + max_extra_length` output subwords;
 - characters outside the vocabulary become `[UNK]`; emoji, right-to-left marks
   and other valid Unicode go through the tokenizer like any text.
+
+Loading it needs `import tensorflow_text` first (it registers the SentencePiece
+ops); without it `tf.saved_model.load` fails with "Op type not registered
+'SentencepieceOp'". TF Serving's images link those ops in.
 """
 
 import json
@@ -39,7 +45,11 @@ import os
 
 import tensorflow as tf
 
-from tfm import decoding
+from tfm import runs
+from tfm.config import check_length_penalty
+from tfm.decoding import text as text_rules
+from tfm.decoding.adapters import as_decodable
+from tfm.decoding.search import check_beam_size, search
 
 METADATA_FILE = "tfm_export.json"
 
@@ -50,60 +60,45 @@ class ExportedTranslator(tf.Module):
     Args:
         model: a built `Transformer` or `Seq2Seq` with its weights.
         tokenizer: the run's `SubwordTokenizer` (a `tf.Module`).
-        beam_size: int. `1` = greedy. Defaults to `4`.
-        alpha: float. Length penalty. Defaults to `0.6`.
+        beam_size: int or None. `1` = greedy. None: the model config's (4, §6.1).
+        alpha: float or None. Length penalty, >= 0. None: the model config's (0.6, §6.1).
         max_extra_length: int or None. Output limit = source length + this
             (default: the model config's, 50).
     """
 
-    def __init__(self, model, tokenizer, beam_size=4, alpha=0.6, max_extra_length=None, name="translator"):
+    def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, name="translator"):
         super().__init__(name=name)
-        if int(beam_size) < 1:
-            raise ValueError(f"beam_size={beam_size} must be >= 1")
+        config = getattr(model, "config", None)
         self.model = model
         self.tokenizer = tokenizer
         # Listed explicitly so the SavedModel holds every weight whatever the model tracks.
         self.model_variables = list(model.variables)
-        self.beam_size = int(beam_size)
-        self.alpha = float(alpha)
-        self.max_extra_length = max_extra_length
-        self._decodable = decoding.as_decodable(model)
+        self._decodable = as_decodable(model)
+        self.beam_size = check_beam_size(getattr(config, "beam_size", 4) if beam_size is None else beam_size,
+                                         self._decodable.vocab_size)
+        self.alpha = check_length_penalty(getattr(config, "length_penalty", 0.6) if alpha is None else alpha)
+        self.max_extra_length = (self._decodable.default_max_extra_length if max_extra_length is None
+                                 else int(max_extra_length))
         self.serving_default = tf.function(
             self._translate, input_signature=[tf.TensorSpec([None], tf.string, name="text")])
 
     def _translate(self, text):
         """`text` tf.string `(B,)` -> dict(translations tf.string `(B,)`, scores float32 `(B,)`)."""
-        # Reject invalid UTF-8 up front with a clear InvalidArgumentError: a valid string is
-        # unchanged by transcoding with replacement, an invalid one is not.
-        valid = tf.equal(tf.strings.unicode_transcode(text, "UTF-8", "UTF-8", errors="replace"), text)  # (B,)
-        check = tf.debugging.Assert(tf.reduce_all(valid), [
-            "tfm translator: input is not valid UTF-8; indices of the invalid strings:",
-            tf.reshape(tf.where(tf.logical_not(valid)), [-1])], summarize=10)
-        with tf.control_dependencies([check]):
-            text = tf.identity(text)
-        ids = self.tokenizer.tokenize(text)  # (B,) -> ragged (B, None)
-        limit = self._decodable.max_source_length
-        if limit is not None:
-            ids = ids[:, :limit]  # long inputs are truncated to what the model accepts
-        source_ids = ids.to_tensor(default_value=0)  # (B, S), 0-padded
-        # At least one (padding) column, so an all-empty batch still has a shape the encoder takes.
-        missing = tf.maximum(1 - tf.shape(source_ids)[1], 0)
-        source_ids = tf.pad(source_ids, [[0, 0], [0, missing]])
-        result = decoding.search(self._decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
-                                 max_extra_length=self.max_extra_length)
-        translations = tf.strings.strip(self.tokenizer.detokenize(result["sequences"]))  # (B,)
-        # Nothing to translate (empty or whitespace only): nothing out, not whatever the model invents.
-        has_source = tf.logical_and(tf.strings.length(tf.strings.strip(text)) > 0, ids.row_lengths() > 0)  # (B,)
-        translations = tf.where(has_source, translations, "")
-        scores = tf.where(has_source, result["scores"], 0.0)
+        rank = tf.debugging.assert_rank(text, 1, message="tfm translator: text must be a 1-D batch of strings, "
+                                                         "shape (B,), e.g. [\"A dog runs.\"]")
+        with tf.control_dependencies([rank]):
+            text = text_rules.assert_valid_utf8(text)
+        ids, has_source, _ = text_rules.tokenize_source(self.tokenizer, text, self._decodable.max_source_length)
+        source_ids = text_rules.pad_source(ids)  # (B, S), 0-padded, S >= 1
+        result = search(self._decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
+                        max_extra_length=self.max_extra_length)
+        translations, scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"], has_source)
         return {"translations": translations, "scores": scores}
 
 
 def _load(run_or_model, tokenizer, checkpoint):
     if isinstance(run_or_model, (str, os.PathLike)):
-        from tfm.training import load_run
-
-        model, tokenizer, info = load_run(os.fspath(run_or_model), checkpoint=checkpoint)
+        model, tokenizer, info = runs.load_run(os.fspath(run_or_model), checkpoint=checkpoint)
         return model, tokenizer, {"run": info["run_dir"], "checkpoint": info.get("checkpoint")}
     if isinstance(run_or_model, (tuple, list)):
         model, tokenizer = run_or_model
@@ -114,7 +109,22 @@ def _load(run_or_model, tokenizer, checkpoint):
     return model, tokenizer, {}
 
 
-def export(run_or_model, output_dir, beam_size=4, alpha=0.6, tokenizer=None, max_extra_length=None,
+def check_output_dir(output_dir):
+    """Refuses a folder that holds anything but a previous SavedModel (which is replaced)."""
+    if not os.path.exists(output_dir):
+        return
+    if not os.path.isdir(output_dir):
+        raise FileExistsError(f"--output {output_dir!r} exists and is not a folder")
+    entries = set(os.listdir(output_dir))
+    ours = {"saved_model.pb", "variables", "assets", "fingerprint.pb", METADATA_FILE}
+    if entries and not ("saved_model.pb" in entries and entries <= ours):
+        raise FileExistsError(
+            f"--output {output_dir!r} exists and is not an exported model (it holds "
+            f"{', '.join(sorted(entries)[:5])}{' ...' if len(entries) > 5 else ''}); choose a new or empty folder, "
+            "e.g. exported/NAME/1")
+
+
+def export(run_or_model, output_dir, beam_size=None, alpha=None, tokenizer=None, max_extra_length=None,
            checkpoint=None):
     """Writes a SavedModel whose `serving_default` translates a batch of strings.
 
@@ -123,28 +133,31 @@ def export(run_or_model, output_dir, beam_size=4, alpha=0.6, tokenizer=None, max
             `(model, tokenizer)` pair, or a model with `tokenizer=`.
         output_dir: str. The SavedModel folder. TensorFlow Serving wants a numbered
             version folder inside the model folder: `exported/m30k/1`.
-        beam_size, alpha, max_extra_length: as in `ExportedTranslator`.
+        beam_size, alpha, max_extra_length: as in `ExportedTranslator` (None: the run's config).
         tokenizer: the `SubwordTokenizer` when `run_or_model` is a model.
         checkpoint: which weights of a run folder (see `load_run`).
 
     Returns:
         str: `output_dir`. A `tfm_export.json` beside `saved_model.pb` records the settings.
+
+    Raises:
+        FileExistsError: `output_dir` holds something other than a previous export.
     """
+    output_dir = os.fspath(output_dir)
+    check_output_dir(output_dir)
     model, tokenizer, source = _load(run_or_model, tokenizer, checkpoint)
     module = ExportedTranslator(model, tokenizer, beam_size=beam_size, alpha=alpha,
                                 max_extra_length=max_extra_length)
     signature = module.serving_default.get_concrete_function()
-    output_dir = os.fspath(output_dir)
     tf.saved_model.save(module, output_dir, signatures={"serving_default": signature})
     config = getattr(model, "config", None)
     metadata = {
         "signature": "serving_default",
         "inputs": {"text": "tf.string (B,)"},
         "outputs": {"translations": "tf.string (B,)", "scores": "float32 (B,)"},
-        "beam_size": int(beam_size), "alpha": float(alpha),
+        "beam_size": module.beam_size, "alpha": module.alpha,
         "max_source_length": module._decodable.max_source_length,
-        "max_extra_length": max_extra_length if max_extra_length is not None
-        else module._decodable.default_max_extra_length,
+        "max_extra_length": module.max_extra_length,
         "model": type(model).__name__,
         "model_config": config.to_dict() if hasattr(config, "to_dict") else None,
         **source,
@@ -153,13 +166,3 @@ def export(run_or_model, output_dir, beam_size=4, alpha=0.6, tokenizer=None, max
         json.dump(metadata, f, indent=2)
         f.write("\n")
     return output_dir
-
-
-def export_command(args):
-    """`tfm export --run RUN --output DIR [--beam-size 4] [--alpha 0.6] [--checkpoint C]`."""
-    path = export(args.run, args.output, beam_size=args.beam_size, alpha=args.alpha,
-                  checkpoint=getattr(args, "checkpoint", None))
-    print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> translations, scores; "
-          f"beam {args.beam_size}, alpha {args.alpha})")
-    print(f"check it: saved_model_cli show --dir {path} --all")
-    return 0

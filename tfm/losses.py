@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from tfm.masks import PAD_ID
+from tfm.special_tokens import PAD_ID
 
 
 def _replicas_in_sync():

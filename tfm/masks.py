@@ -8,7 +8,7 @@ build one themselves.
 import keras
 from keras import ops
 
-PAD_ID = 0
+from tfm.special_tokens import PAD_ID
 
 
 def padding_mask(ids, pad_id=PAD_ID):

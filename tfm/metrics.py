@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from tfm.masks import PAD_ID
+from tfm.special_tokens import PAD_ID
 
 
 @keras.saving.register_keras_serializable(package="tfm")

@@ -1,8 +1,4 @@
-"""Reserved token ids, shared by tokenizers, models and decoding.
+"""Reserved token ids, as seen from `tfm.data` (defined once, in `tfm.special_tokens`)."""
 
-Every tfm vocabulary starts with these four entries, in this order.
-"""
-
-PAD, UNK, START, END = "[PAD]", "[UNK]", "[START]", "[END]"
-RESERVED_TOKENS = [PAD, UNK, START, END]
-PAD_ID, UNK_ID, START_ID, END_ID = 0, 1, 2, 3
+from tfm.special_tokens import *  # noqa: F401,F403
+from tfm.special_tokens import __all__  # noqa: F401

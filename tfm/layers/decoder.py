@@ -25,12 +25,16 @@ class Decoder(TransformerStack):
         cache_update_index: int scalar, position of `x[:, 0]` when decoding.
 
     Returns:
-        float `(B, T, D)` alone, or `(output, aux)` where `aux` holds lists (one
-        entry per layer) under `"self_attention"`, `"cross_attention"` and
-        `"self_caches"` for whatever was asked or given.
+        float `(B, T, D)` alone, or, when `return_attention_scores` or
+        `self_caches` is given, `(output, aux)` where `aux` holds lists (one entry
+        per layer) under `"self_attention"`, `"cross_attention"` (when asked) and
+        `"self_caches"` (when given).
     """
 
     block_class = DecoderLayer
+    # A layer's aux key -> the stack's key for the per-layer list.
+    AUX_LISTS = {"self_attention": "self_attention", "cross_attention": "cross_attention",
+                 "self_cache": "self_caches"}
 
     def build(self, x_shape, memory_shape=None, *args, **kwargs):
         for layer in self.layers:
@@ -43,6 +47,7 @@ class Decoder(TransformerStack):
 
     def call(self, x, memory=None, memory_mask=None, training=None, return_attention_scores=False,
              self_caches=None, cross_caches=None, cache_update_index=None):
+        with_aux = return_attention_scores or self_caches is not None
         aux = {}
         for i, layer in enumerate(self.layers):
             out = layer(
@@ -51,11 +56,11 @@ class Decoder(TransformerStack):
                 self_cache=None if self_caches is None else self_caches[i],
                 cross_cache=None if cross_caches is None else cross_caches[i],
                 cache_update_index=cache_update_index)
-            if isinstance(out, tuple):
-                x, layer_aux = out
-                for key, value in layer_aux.items():
-                    aux.setdefault(key + ("s" if key == "self_cache" else ""), []).append(value)
-            else:
+            if not with_aux:
                 x = out
+                continue
+            x, layer_aux = out
+            for key, value in layer_aux.items():
+                aux.setdefault(self.AUX_LISTS[key], []).append(value)
         x = self._final(x)
-        return (x, aux) if aux else x
+        return (x, aux) if with_aux else x

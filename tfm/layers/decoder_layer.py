@@ -38,10 +38,11 @@ class DecoderLayer(TransformerBlock):
             with `self_cache`.
 
     Returns:
-        float `(B, T, D)` alone when there is nothing else to return; otherwise
-        `(output, aux)` with `aux` a dict holding `"self_attention"` and
-        `"cross_attention"` weights `(B, N, T, T|S)` when asked and
-        `"self_cache"` when a cache was given.
+        float `(B, T, D)` alone when neither `return_attention_scores` nor
+        `self_cache` is given; otherwise `(output, aux)`, `aux` a dict holding
+        `"self_attention"` and `"cross_attention"` weights `(B, N, T, T|S)` when
+        `return_attention_scores`, and `"self_cache"` when a cache was given.
+        The form depends on those arguments only, never on the data.
     """
 
     def __init__(self, num_heads, d_ff, **kwargs):
@@ -101,4 +102,4 @@ class DecoderLayer(TransformerBlock):
         # Feed-forward block.
         x, _ = residual_block(x, lambda h: self.ffn(h, training=training), self.ffn_norm,
                               self.dropouts[2], self.norm_first, training)
-        return (x, aux) if aux else x
+        return (x, aux) if (return_attention_scores or self_cache is not None) else x

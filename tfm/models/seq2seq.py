@@ -14,7 +14,7 @@ import dataclasses
 
 import keras
 
-from tfm.config import ConfigIO
+from tfm.config import ConfigIO, check_recipe
 from tfm.layers.rnn_decoder import RNNDecoder, resolve_attention_args
 from tfm.layers.rnn_encoder import RNNEncoder, check_rnn_args, states_per_layer
 from tfm.masks import padding_mask
@@ -42,8 +42,23 @@ class Seq2SeqConfig(ConfigIO):
     score: str | None = None  # attention score; None = "additive" (Bahdanau) or "general" (Luong)
     attention_units: int | None = None  # additive score MLP width; None = units
     input_feeding: bool = False  # Luong's input feeding (only with attention="luong")
+    # Data, training and decoding (the same fields as TransformerConfig's, so every model has one home).
+    max_length: int = 128  # pairs longer than this many subwords are dropped when training
+    tokens_per_batch: int = 4096  # source (and target) tokens per batch
+    learning_rate: float = 1e-3  # Adam with a constant rate, as the RNN papers trained
+    clipnorm: float | None = 1.0  # gradient clipping by global norm (RNNs need it)
+    label_smoothing: float = 0.1  # the Transformer's eps_ls, so the baselines compare like for like
+    beam_size: int = 4  # §6.1's decoding, applied to the baselines too
+    length_penalty: float = 0.6
+    max_extra_length: int = 50
+    checkpoints_to_average: int = 5
 
     def __post_init__(self):
+        check_recipe(self)
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate={self.learning_rate!r} must be positive")
+        if self.clipnorm is not None and not self.clipnorm > 0:
+            raise ValueError(f"clipnorm={self.clipnorm!r} must be positive or None")
         for name in ("vocab_size", "embedding_dim", "units"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -89,8 +104,13 @@ class Seq2SeqConfig(ConfigIO):
 
     @classmethod
     def tiny(cls, **overrides):
-        """A small Bahdanau model for tests, notebooks in fast mode and synthetic tasks."""
-        values = dict(vocab_size=1000, embedding_dim=32, units=64, attention="bahdanau")
+        """A small Bahdanau model for tests, notebooks in fast mode and synthetic tasks.
+
+        Its data settings are the tiny Transformer's (1000 subwords, 64-token pairs,
+        2048-token batches), so `tfm train --model bahdanau --preset tiny` and
+        `train(Seq2SeqConfig.tiny())` are the same run."""
+        values = dict(vocab_size=1000, embedding_dim=32, units=64, attention="bahdanau", max_length=64,
+                      tokens_per_batch=2048)
         return cls(**{**values, **overrides})
 
 

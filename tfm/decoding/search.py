@@ -1,9 +1,8 @@
 """Greedy and beam search with a key/value cache (Vaswani et al., 2017, §6.1).
 
-    translator = Translator(model, tokenizer, beam_size=4, alpha=0.6)
-    translator(["A dog runs in the snow."])            # -> ["Ein Hund läuft im Schnee."]
-    translate(model, tokenizer, sentences)             # the same, one call
     beam_search(model, source_ids, beam_size=4)        # ids in, ids out (a tf.function body)
+    greedy_search(model, source_ids)
+    search(model, source_ids, beam_size=1)              # greedy when beam_size == 1
 
 §6.1: "we used beam search with a beam size of 4 and length penalty α = 0.6 ...
 We set the maximum output length during inference to input length + 50, but
@@ -41,23 +40,29 @@ How it runs:
 (the TensorFlow tutorial's way); it exists for the cached == uncached test and
 the speed benchmark (`benchmarks/decoding_speed.py`), and runs in graph mode only.
 
-Attention weights for plots (`attention_maps`, `Translator.attention`) come
-from one teacher-forced pass over the chosen hypothesis: the same numbers the
-cached steps computed (cached == uncached), without carrying a per-layer,
-per-head weights buffer through every beam reorder.
+The models are seen through `tfm.decoding.adapters` (start / step); text in,
+text out is `tfm.decoding.translator`.
 """
-
-import sys
-import weakref
 
 import numpy as np
 import tensorflow as tf
 
-from tfm.data.special_tokens import END_ID, PAD_ID, START_ID
+from tfm.config import check_length_penalty
+from tfm.decoding.adapters import as_decodable
+from tfm.special_tokens import END_ID, PAD_ID, START_ID
 
 NEG_INF = float("-inf")
-DEFAULT_MAX_EXTRA_LENGTH = 50  # §6.1: input length + 50
-LENGTH_MULTIPLE = 8  # Translator pads source lengths to this multiple: fewer traces / XLA compilations
+
+
+def check_beam_size(beam_size, vocab_size):
+    """`beam_size` as an int, or ValueError naming it: 1 <= k and 2k <= V (the search keeps the top 2k)."""
+    k = int(beam_size)
+    if k < 1:
+        raise ValueError(f"beam_size={beam_size} must be >= 1")
+    if 2 * k > vocab_size:
+        raise ValueError(f"beam_size={k} needs a vocabulary of at least {2 * k} ids, got {vocab_size}; "
+                         f"use a beam size of at most {vocab_size // 2}")
+    return k
 
 
 def length_penalty(length, alpha=0.6):
@@ -72,100 +77,6 @@ def length_penalty(length, alpha=0.6):
     """
     length = tf.cast(length, tf.float32)
     return tf.pow((5.0 + length) / 6.0, tf.cast(alpha, tf.float32))
-
-
-# ---------------------------------------------------------------------------
-# Models as seen by the search: start(source) -> state, step(state) -> logits.
-# ---------------------------------------------------------------------------
-class TransformerDecodable:
-    """The search's view of a `tfm.models.Transformer`.
-
-    State is split in two: `static` (encoder output / cross-attention caches and
-    the source mask: copied to every beam once, never reordered) and `dynamic`
-    (self-attention caches: reordered with the beams at every step).
-    """
-
-    def __init__(self, model):
-        self.model = model
-        config = model.config
-        self.vocab_size = int(config.vocab_size)
-        self.max_source_length = int(config.max_length)
-        # Positions 0 .. max_length + max_extra_length exist (Transformer.__init__).
-        self.max_steps = int(config.max_length + config.max_extra_length + 1)
-        self.default_max_extra_length = int(config.max_extra_length)
-
-    def start(self, source_ids, max_steps, use_cache=True):
-        memory, source_mask = self.model.encode(source_ids, training=False)  # (B, S, D), (B, S)
-        if not use_cache:
-            return {"memory": memory, "source_mask": source_mask}, {}
-        cache = self.model.init_cache(memory, max_steps)
-        return {"cross": cache["cross"], "source_mask": source_mask}, {"self": cache["self"]}
-
-    def step(self, sequences, index, static, dynamic, use_cache=True):
-        """`sequences` int `(B, T_max + 1)` (START + outputs so far), `index` = position to feed."""
-        if not use_cache:
-            prefix = sequences[:, : index + 1]  # (B, t + 1): the whole prefix, recomputed
-            logits = self.model.decode(prefix, static["memory"], static["source_mask"], training=False)
-            return logits[:, -1], dynamic  # (B, t + 1, V) -> (B, V)
-        # gather, not sequences[:, i:i+1]: XLA must see a static width of 1.
-        tokens = tf.gather(sequences, index, axis=1)[:, tf.newaxis]  # (B, L) -> (B, 1): only the newest token
-        cache = {"self": dynamic["self"], "cross": static["cross"]}
-        logits, cache = self.model.decode_step(tokens, index, cache, static["source_mask"])
-        return logits, {"self": cache["self"]}
-
-    def attention(self, source_ids, decoder_input_ids):
-        """Teacher-forced weights: dict of per-layer lists of `(B, N, T|S, T|S)` arrays."""
-        memory, source_mask, encoder_weights = self.model.encode(
-            source_ids, training=False, return_attention_scores=True)
-        _, aux = self.model.decode(decoder_input_ids, memory, source_mask, training=False,
-                                   return_attention_scores=True)
-        return {"encoder_self_attention": list(encoder_weights),
-                "decoder_self_attention": list(aux["self_attention"]),
-                "cross_attention": list(aux["cross_attention"])}
-
-
-class Seq2SeqDecodable:
-    """The search's view of a `tfm.models.seq2seq.Seq2Seq` (state from `encode`, `decode_step`).
-
-    Static: the encoder outputs and the source mask; dynamic: the decoder state.
-    """
-
-    def __init__(self, model):
-        self.model = model
-        self.vocab_size = int(model.config.vocab_size)
-        self.max_source_length = None  # recurrent: no position table
-        self.max_steps = None
-        self.default_max_extra_length = DEFAULT_MAX_EXTRA_LENGTH
-
-    def start(self, source_ids, max_steps, use_cache=True):
-        if not use_cache:
-            return {"source_ids": source_ids}, {}
-        state = self.model.encode(source_ids, training=False)
-        return {"encoder": list(state[:2])}, {"decoder": list(state[2:])}
-
-    def step(self, sequences, index, static, dynamic, use_cache=True):
-        if not use_cache:
-            logits = self.model((static["source_ids"], sequences[:, : index + 1]), training=False)
-            return logits[:, -1], dynamic  # (B, t + 1, V) -> (B, V)
-        tokens = tf.gather(sequences, index, axis=1)  # (B, L) -> (B,)
-        logits, state = self.model.decode_step(tokens, static["encoder"] + dynamic["decoder"])
-        return logits, {"decoder": list(state[2:])}
-
-    def attention(self, source_ids, decoder_input_ids):
-        _, weights = self.model((source_ids, decoder_input_ids), training=False, return_attention_scores=True)
-        return {"cross_attention": [] if weights is None else [weights]}  # one (B, T, S) map
-
-
-def as_decodable(model):
-    """The search's adapter for `model`: a Transformer, a Seq2Seq, or an object that already
-    has `start`/`step`/`vocab_size` (tests use small hand-made ones)."""
-    if hasattr(model, "start") and hasattr(model, "step") and hasattr(model, "vocab_size"):
-        return model
-    if hasattr(model, "init_cache") and hasattr(model, "decode_step"):
-        return TransformerDecodable(model)
-    if hasattr(model, "encode") and hasattr(model, "decode_step"):
-        return Seq2SeqDecodable(model)
-    raise TypeError(f"cannot decode with {type(model).__name__}: expected a tfm Transformer or Seq2Seq")
 
 
 # ---------------------------------------------------------------------------
@@ -314,13 +225,10 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         with `return_all`, `all_sequences` `(B, k, T_max)` and `all_scores` `(B, k)`
         (`-inf` where fewer than `k` hypotheses finished); [`logits`].
     """
-    k = int(beam_size)
-    if k < 1:
-        raise ValueError(f"beam_size={beam_size} must be >= 1")
     decodable = as_decodable(model)
+    k = check_beam_size(beam_size, decodable.vocab_size)
+    alpha = check_length_penalty(alpha)
     vocab = decodable.vocab_size
-    if 2 * k > vocab:
-        raise ValueError(f"beam_size={k} needs a vocabulary of at least {2 * k} ids, got {vocab}")
     source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
     batch = tf.shape(source_ids)[0]
     flat = batch * k  # N = B * K rows in the model's batch
@@ -425,187 +333,3 @@ def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use
         return greedy_search(model, source_ids, max_extra_length=max_extra_length, use_cache=use_cache)
     return beam_search(model, source_ids, beam_size=beam_size, alpha=alpha, max_extra_length=max_extra_length,
                        use_cache=use_cache)
-
-
-def attention_maps(model, source_ids, output_ids):
-    """Attention weights of every layer and head for given outputs (e.g. the chosen hypothesis).
-
-    One teacher-forced pass over `START + output_ids`; by the cached == uncached
-    property these are the weights the search saw.
-
-    Args:
-        model: a `Transformer` or a `Seq2Seq`.
-        source_ids: int `(B, S)`.
-        output_ids: int `(B, T)`, 0-padded, no START / END (`sequences` of a search).
-
-    Returns:
-        dict of lists (one entry per layer) of float arrays: Transformer:
-        `encoder_self_attention` `(B, N, S, S)`, `decoder_self_attention`
-        `(B, N, T+1, T+1)`, `cross_attention` `(B, N, T+1, S)` (row `i` is the
-        step that produced output `i`; the last row produced END); Seq2Seq with
-        attention: `cross_attention` `[(B, T+1, S)]`.
-    """
-    decodable = as_decodable(model)
-    source_ids = tf.cast(tf.convert_to_tensor(source_ids), tf.int32)
-    if getattr(decodable, "max_source_length", None) is not None:
-        source_ids = source_ids[:, : decodable.max_source_length]
-    output_ids = tf.cast(tf.convert_to_tensor(output_ids), tf.int32)
-    decoder_input = tf.concat([tf.fill([tf.shape(output_ids)[0], 1], START_ID), output_ids], axis=1)
-    maps = decodable.attention(source_ids, decoder_input)
-    return {name: [np.asarray(w) for w in weights] for name, weights in maps.items()}
-
-
-# ---------------------------------------------------------------------------
-# Text in, text out
-# ---------------------------------------------------------------------------
-class Translator:
-    """Sentences in, translations out: tokenize, batch by length, search (compiled), detokenize.
-
-    Args:
-        model: a `Transformer` or a `Seq2Seq`.
-        tokenizer: a `tfm.data.SubwordTokenizer` (anything with `tokenize`/`detokenize`).
-        beam_size: int. `1` = greedy. Defaults to `4` (§6.1).
-        alpha: float. Length penalty. Defaults to `0.6` (§6.1).
-        max_extra_length: int or None. Output limit = source length + this
-            (default: the model config's, 50).
-        batch_size: int. Sentences per search call. Defaults to `64`.
-        jit_compile: bool. Compile the search with XLA (one compilation per padded
-            source shape). Defaults to `False`.
-
-    Example:
-        >>> translator = Translator(model, tokenizer)
-        >>> translator(["three hundred twenty one"])
-        ['dreihundert einundzwanzig']
-    """
-
-    def __init__(self, model, tokenizer, beam_size=4, alpha=0.6, max_extra_length=None, batch_size=64,
-                 jit_compile=False):
-        if int(beam_size) < 1:
-            raise ValueError(f"beam_size={beam_size} must be >= 1")
-        if int(batch_size) < 1:
-            raise ValueError(f"batch_size={batch_size} must be >= 1")
-        self.model = model
-        self.tokenizer = tokenizer
-        self.beam_size = int(beam_size)
-        self.alpha = float(alpha)
-        self.max_extra_length = max_extra_length
-        self.batch_size = int(batch_size)
-        self.jit_compile = bool(jit_compile)
-        self.decodable = as_decodable(model)
-        # One trace for every batch shape; XLA still compiles per concrete shape.
-        self._search = tf.function(self._search_ids, jit_compile=self.jit_compile,
-                                   input_signature=[tf.TensorSpec([None, None], tf.int32)])
-
-    def _search_ids(self, source_ids):
-        return search(self.decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
-                      max_extra_length=self.max_extra_length)
-
-    def encode(self, sentences):
-        """list of str -> list of int arrays (source subwords, truncated to the model's maximum)."""
-        for i, s in enumerate(sentences):
-            if not isinstance(s, (str, bytes)):
-                raise TypeError(f"sentences[{i}] is a {type(s).__name__}, expected str")
-            if isinstance(s, bytes):
-                try:
-                    s.decode("utf-8")
-                except UnicodeDecodeError as error:
-                    raise ValueError(f"sentences[{i}] is not valid UTF-8: {error}") from None
-        if not sentences:
-            return []
-        ragged = self.tokenizer.tokenize(tf.constant(list(sentences), tf.string))
-        limit = self.decodable.max_source_length
-        return [row if limit is None else row[:limit] for row in ragged.numpy()]
-
-    def search_ids(self, source_ids):
-        """The compiled search on one padded batch: dict of NumPy arrays."""
-        return {key: np.asarray(value) for key, value in self._search(tf.constant(source_ids, tf.int32)).items()}
-
-    def translate(self, sentences, return_scores=False):
-        """list of str -> list of str [and list of float scores].
-
-        An empty or whitespace-only sentence translates to `""` with score 0, as
-        in the exported SavedModel.
-        """
-        if isinstance(sentences, (str, bytes)):
-            raise TypeError("translate takes a list of sentences; wrap a single one in a list")
-        sentences = list(sentences)
-        rows = self.encode(sentences)
-        # Nothing to translate (empty, or ASCII whitespace only, as the export decides it): nothing out.
-        blank = [False] * len(rows) if not rows else list(
-            tf.equal(tf.strings.length(tf.strings.strip(tf.constant(sentences, tf.string))), 0).numpy())
-        order = np.argsort([len(r) for r in rows], kind="stable")  # similar lengths together: less padding
-        outputs, scores = [None] * len(rows), [None] * len(rows)
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            width = max(1, max(len(rows[i]) for i in chunk))
-            width = -(-width // LENGTH_MULTIPLE) * LENGTH_MULTIPLE
-            ids = np.zeros((len(chunk), width), np.int32)
-            for j, i in enumerate(chunk):
-                ids[j, : len(rows[i])] = rows[i]
-            result = self.search_ids(ids)
-            texts = self.tokenizer.detokenize(tf.constant(result["sequences"])).numpy()
-            for j, i in enumerate(chunk):
-                if blank[i] or len(rows[i]) == 0:
-                    outputs[i], scores[i] = "", 0.0
-                    continue
-                outputs[i] = texts[j].decode("utf-8", errors="replace").strip()
-                scores[i] = float(result["scores"][j])
-        return (outputs, scores) if return_scores else outputs
-
-    __call__ = translate
-
-    def attention(self, sentence):
-        """Translate one sentence and return its attention maps for plotting.
-
-        Returns:
-            dict: `source_tokens` and `target_tokens` (subword strings; the target
-            ends with `[END]`), `translation` (str), and the arrays of
-            `attention_maps` for this sentence (batch axis removed).
-        """
-        row = self.encode([sentence])[0]
-        ids = np.asarray(row, np.int32)[np.newaxis, :]
-        if ids.shape[1] == 0:
-            ids = np.zeros((1, 1), np.int32)
-        result = self.search_ids(ids)
-        n = int(result["lengths"][0])
-        output = result["sequences"][:, :n]
-        maps = attention_maps(self.model, ids, output)
-        tokens = lambda x: [t.decode("utf-8", errors="replace") for t in  # noqa: E731
-                            self.tokenizer.id_to_token(tf.constant(x, tf.int32)).numpy()]
-        return {
-            "source_tokens": tokens(row),
-            "target_tokens": tokens(list(output[0]) + [END_ID]),
-            "translation": self.tokenizer.detokenize(tf.constant(output)).numpy()[0].decode("utf-8", "replace"),
-            **{name: [w[0] for w in weights] for name, weights in maps.items()},
-        }
-
-
-_TRANSLATORS = weakref.WeakKeyDictionary()
-
-
-def translate(model, tokenizer, sentences, beam_size=4, alpha=0.6, **kwargs):
-    """Translate a list of sentences: `list[str] -> list[str]` (see `Translator`).
-
-    Reuses one compiled `Translator` per (model, tokenizer, settings), so repeated
-    calls do not retrace.
-    """
-    key = (id(tokenizer), int(beam_size), float(alpha), tuple(sorted(kwargs.items())))
-    try:
-        cache = _TRANSLATORS.setdefault(model, {})
-    except TypeError:  # not weak-referenceable: no reuse
-        cache = {}
-    if key not in cache:
-        cache[key] = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, **kwargs)
-    return cache[key].translate(sentences)
-
-
-def translate_command(args):
-    """`tfm translate --run RUN [--beam-size 4] [--alpha 0.6] [TEXT ...]` (stdin when no TEXT)."""
-    from tfm.training import load_run
-
-    model, tokenizer, _ = load_run(args.run, checkpoint=getattr(args, "checkpoint", None))
-    texts = list(args.text) if args.text else [line.rstrip("\n") for line in sys.stdin]
-    translator = Translator(model, tokenizer, beam_size=args.beam_size, alpha=args.alpha)
-    for line in translator(texts):
-        print(line)
-    return 0

@@ -1,0 +1,109 @@
+"""Keras callbacks of a run folder: history.csv, epoch checkpoints, a NaN guard.
+
+`tfm.training.train` adds them to `model.fit` in this order, then Keras'
+`BackupAndRestore` last (so a kill between callbacks repeats an epoch rather than
+losing its row or checkpoint).
+"""
+
+import os
+import time
+
+import keras
+import numpy as np
+
+from tfm import runs
+
+
+class HistoryCSV(keras.callbacks.Callback):
+    """`CSVLogger` for resumable runs: one row per finished epoch in `history.csv`.
+
+    When a resumed `fit` starts at epoch `e`, rows of epochs `>= e` (an epoch that
+    ended in the file but not in the backup) are dropped first, so the epochs stay
+    0..N-1 with no gap and no duplicate. The file is rewritten atomically each
+    epoch; besides the logs it records `learning_rate`, `iterations` (optimizer
+    steps so far) and `epoch_seconds`.
+
+    Args:
+        path: str. The CSV file.
+    """
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = path
+        self._rows = None
+        self._start = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self._rows is None:
+            rows = runs.read_rows(self.path)
+            self._rows = [row for row in rows if int(row["epoch"]) < epoch]
+            if len(self._rows) != len(rows):
+                runs.write_rows(self.path, self._rows)
+        self._start = time.time()
+
+    def on_epoch_end(self, epoch, logs=None):
+        row = {"epoch": epoch}
+        row.update({key: float(value) for key, value in (logs or {}).items()})
+        optimizer = self.model.optimizer
+        row["learning_rate"] = float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+        row["iterations"] = int(keras.ops.convert_to_numpy(optimizer.iterations))
+        row["epoch_seconds"] = round(time.time() - self._start, 3)
+        self._rows.append(row)
+        runs.write_rows(self.path, self._rows)
+
+
+class EpochCheckpoint(keras.callbacks.Callback):
+    """Saves the model weights (no optimizer state) as `epoch_NNN.weights.h5` after each epoch; keeps the last K.
+
+    NNN is the number of finished epochs (epoch_001 after the first). Files are
+    written under a temporary name and renamed, so a killed run never leaves half a
+    checkpoint.
+
+    Args:
+        folder: str. `RUN/checkpoints`.
+        keep: int. Checkpoints to keep (>= 1).
+        shadow: a plain float32 copy of the model that does the saving, which keeps
+            optimizer state and mixed-precision casts out of the files.
+    """
+
+    def __init__(self, folder, keep, shadow):
+        super().__init__()
+        if int(keep) < 1:
+            raise ValueError(f"keep_checkpoints={keep}: keep at least 1")
+        self.folder = folder
+        self.keep = int(keep)
+        self.shadow = shadow
+
+    def on_epoch_end(self, epoch, logs=None):
+        os.makedirs(self.folder, exist_ok=True)
+        path = os.path.join(self.folder, f"epoch_{epoch + 1:03d}.weights.h5")
+        tmp = os.path.join(self.folder, f".tmp{os.getpid()}.weights.h5")
+        self.shadow.set_weights(self.model.get_weights())
+        self.shadow.save_weights(tmp)
+        os.replace(tmp, path)
+        for _, old in runs.epoch_checkpoints(os.path.dirname(self.folder))[: -self.keep]:
+            os.remove(old)
+
+
+class NaNGuard(keras.callbacks.TerminateOnNaN):
+    """`TerminateOnNaN` that raises `FloatingPointError` with what to try.
+
+    Raising (instead of stopping gracefully) skips the epoch-end callbacks, so the
+    backup, the checkpoints and history.csv keep the last finished epoch.
+    """
+
+    def __init__(self):
+        super().__init__(raise_error=True)
+        self._epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not np.isfinite(float(loss)):
+            raise FloatingPointError(
+                f"the training loss became {float(loss)} at batch {batch} of epoch {self._epoch}; training stopped "
+                "and the run folder keeps the last finished epoch. Try, in a new --output folder, a smaller learning "
+                "rate (--set learning_rate_scale=0.5), a longer warm-up (--set warmup_steps=8000) or a smaller "
+                "--tokens-per-batch; or rerun this command without --mixed-precision / --xla, which resumes the run")

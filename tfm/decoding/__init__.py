@@ -1,0 +1,21 @@
+"""Decoding (Vaswani et al., 2017, §6.1): search over ids, and text in / text out.
+
+    search.py       greedy and beam search with the length penalty, KV cache, tf.while_loop
+    adapters.py     how the search sees a Transformer or a Seq2Seq (start / step)
+    text.py         the input/output rules shared with the exported SavedModel
+    translator.py   `Translator`: sentences in, translations out
+"""
+
+from tfm.decoding.adapters import (
+    DEFAULT_MAX_EXTRA_LENGTH,
+    Decodable,
+    Seq2SeqDecodable,
+    TransformerDecodable,
+    as_decodable,
+)
+from tfm.decoding.search import NEG_INF, beam_search, check_beam_size, greedy_search, length_penalty, search
+from tfm.decoding.translator import LENGTH_MULTIPLE, Translator, attention_maps, translate
+
+__all__ = ["DEFAULT_MAX_EXTRA_LENGTH", "Decodable", "LENGTH_MULTIPLE", "NEG_INF", "Seq2SeqDecodable",
+           "TransformerDecodable", "Translator", "as_decodable", "attention_maps", "beam_search",
+           "check_beam_size", "greedy_search", "length_penalty", "search", "translate"]

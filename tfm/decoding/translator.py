@@ -1,0 +1,230 @@
+"""Sentences in, translations out: `Translator` (what `tfm translate` and `tfm evaluate` run).
+
+    translator = Translator(model, tokenizer, beam_size=4, alpha=0.6)
+    translator(["A dog runs in the snow."])            # -> ["Ein Hund läuft im Schnee."]
+    translate(model, tokenizer, sentences)             # the same, one call
+    translator.attention("A dog runs.")                # attention maps of the chosen translation
+
+The input rules (UTF-8, truncation, blank in -> blank out) are `tfm.decoding.text`'s,
+the same ops the exported SavedModel runs. Attention weights for plots come from one
+teacher-forced pass over the chosen hypothesis: the same numbers the cached steps
+computed (cached == uncached), without carrying a per-layer, per-head weights buffer
+through every beam reorder.
+"""
+
+import logging
+import weakref
+
+import numpy as np
+import tensorflow as tf
+
+from tfm.config import check_length_penalty
+from tfm.decoding import text as text_rules
+from tfm.decoding.adapters import as_decodable
+from tfm.decoding.search import check_beam_size, search
+from tfm.special_tokens import END_ID, START_ID
+
+logger = logging.getLogger("tfm.decoding")
+
+LENGTH_MULTIPLE = 8  # Translator pads source lengths to this multiple: fewer traces / XLA compilations
+ON_INVALID = ("error", "empty")
+
+
+def attention_maps(model, source_ids, output_ids):
+    """Attention weights of every layer and head for given outputs (e.g. the chosen hypothesis).
+
+    One teacher-forced pass over `START + output_ids`; by the cached == uncached
+    property these are the weights the search saw.
+
+    Args:
+        model: a `Transformer` or a `Seq2Seq`.
+        source_ids: int `(B, S)`.
+        output_ids: int `(B, T)`, 0-padded, no START / END (`sequences` of a search).
+
+    Returns:
+        dict of lists (one entry per layer) of float arrays: Transformer:
+        `encoder_self_attention` `(B, N, S, S)`, `decoder_self_attention`
+        `(B, N, T+1, T+1)`, `cross_attention` `(B, N, T+1, S)` (row `i` is the
+        step that produced output `i`; the last row produced END); Seq2Seq with
+        attention: `cross_attention` `[(B, T+1, S)]`.
+    """
+    decodable = as_decodable(model)
+    source_ids = tf.cast(tf.convert_to_tensor(source_ids), tf.int32)
+    if decodable.max_source_length is not None:
+        source_ids = source_ids[:, : decodable.max_source_length]
+    output_ids = tf.cast(tf.convert_to_tensor(output_ids), tf.int32)
+    decoder_input = tf.concat([tf.fill([tf.shape(output_ids)[0], 1], START_ID), output_ids], axis=1)
+    maps = decodable.attention(source_ids, decoder_input)
+    return {name: [np.asarray(w) for w in weights] for name, weights in maps.items()}
+
+
+def as_bytes(sentences):
+    """list of str/bytes -> list of bytes, checking types. Text read with `errors="surrogateescape"`
+    (how Python reads undecodable stdin) turns back into its original, invalid, bytes."""
+    out = []
+    for i, s in enumerate(sentences):
+        if isinstance(s, bytes):
+            out.append(s)
+        elif isinstance(s, str):
+            out.append(s.encode("utf-8", "surrogateescape"))
+        else:
+            raise TypeError(f"sentences[{i}] is a {type(s).__name__}, expected str")
+    return out
+
+
+class Translator:
+    """Sentences in, translations out: tokenize, batch by length, search (compiled), detokenize.
+
+    Args:
+        model: a `Transformer` or a `Seq2Seq`.
+        tokenizer: a `tfm.data.SubwordTokenizer` (anything with `tokenize`/`detokenize`).
+        beam_size: int or None. `1` = greedy. None: the model config's (4, §6.1).
+        alpha: float or None. Length penalty, >= 0. None: the model config's (0.6, §6.1).
+        max_extra_length: int or None. Output limit = source length + this
+            (default: the model config's, 50).
+        batch_size: int. Sentences per search call. Defaults to `64`.
+        jit_compile: bool. Compile the search with XLA (one compilation per padded
+            source shape). Defaults to `False`.
+
+    Example:
+        >>> translator = Translator(model, tokenizer)
+        >>> translator(["three hundred twenty one"])
+        ['dreihundert einundzwanzig']
+    """
+
+    def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, batch_size=64,
+                 jit_compile=False):
+        config = getattr(model, "config", None)
+        self.model = model
+        self.tokenizer = tokenizer
+        self.decodable = as_decodable(model)
+        self.beam_size = check_beam_size(getattr(config, "beam_size", 4) if beam_size is None else beam_size,
+                                         self.decodable.vocab_size)
+        self.alpha = check_length_penalty(getattr(config, "length_penalty", 0.6) if alpha is None else alpha)
+        if max_extra_length is not None and int(max_extra_length) < 0:
+            raise ValueError(f"max_extra_length={max_extra_length} must be >= 0")
+        self.max_extra_length = max_extra_length
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size={batch_size} must be >= 1")
+        self.batch_size = int(batch_size)
+        self.jit_compile = bool(jit_compile)
+        # One trace for every batch shape; XLA still compiles per concrete shape.
+        self._search = tf.function(self._search_ids, jit_compile=self.jit_compile,
+                                   input_signature=[tf.TensorSpec([None, None], tf.int32)])
+
+    def _search_ids(self, source_ids):
+        return search(self.decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
+                      max_extra_length=self.max_extra_length)
+
+    def invalid(self, sentences):
+        """Indices of the sentences that are not valid UTF-8 (the exported model refuses those)."""
+        raw = as_bytes(sentences)
+        if not raw:
+            return []
+        return [int(i) for i in np.flatnonzero(text_rules.invalid_utf8(tf.constant(raw, tf.string)).numpy())]
+
+    def encode(self, sentences):
+        """list of str -> `(rows, has_source, truncated)`: source subwords per sentence (int arrays, cut to
+        the model's maximum), and bool arrays. Invalid UTF-8 raises `ValueError` naming the indices."""
+        raw = as_bytes(sentences)
+        if not raw:
+            return [], np.zeros(0, bool), np.zeros(0, bool)
+        bad = self.invalid(raw)
+        if bad:
+            raise ValueError(f"{text_rules.INVALID_UTF8} {bad}")
+        ids, has_source, truncated = text_rules.tokenize_source(
+            self.tokenizer, tf.constant(raw, tf.string), self.decodable.max_source_length)
+        return list(ids.numpy()), has_source.numpy(), truncated.numpy()
+
+    def search_ids(self, source_ids):
+        """The compiled search on one padded batch: dict of NumPy arrays."""
+        return {key: np.asarray(value) for key, value in self._search(tf.constant(source_ids, tf.int32)).items()}
+
+    def translate(self, sentences, return_scores=False, on_invalid="error"):
+        """list of str -> list of str [and list of float scores].
+
+        Args:
+            sentences: list of str (or UTF-8 bytes).
+            return_scores: bool. Also return `log P(Y | X) / lp(Y)` per sentence.
+            on_invalid: "error" (raise `ValueError` naming the invalid UTF-8 inputs, as the
+                exported model refuses the batch) or "empty" (answer them with `""` and
+                score nan, translate the others).
+
+        An empty or whitespace-only sentence translates to `""` with score 0, as in the
+        exported SavedModel. Inputs longer than the model's `max_length` subwords are
+        truncated, with one warning per call.
+        """
+        if isinstance(sentences, (str, bytes)):
+            raise TypeError("translate takes a list of sentences; wrap a single one in a list")
+        if on_invalid not in ON_INVALID:
+            raise ValueError(f"on_invalid={on_invalid!r}: expected one of {ON_INVALID}")
+        raw = as_bytes(list(sentences))
+        bad = set(self.invalid(raw))
+        if bad and on_invalid == "error":
+            raise ValueError(f"{text_rules.INVALID_UTF8} {sorted(bad)}")
+        good = [i for i in range(len(raw)) if i not in bad]
+        rows, has_source, truncated = self.encode([raw[i] for i in good])
+        if truncated.any():
+            first = good[int(np.flatnonzero(truncated)[0])]
+            logger.warning("%d input(s) longer than the model's %d subwords were truncated (the first: index %d)",
+                           int(truncated.sum()), self.decodable.max_source_length, first)
+        outputs, scores = [""] * len(raw), [float("nan") if i in bad else 0.0 for i in range(len(raw))]
+        order = np.argsort([len(r) for r in rows], kind="stable")  # similar lengths together: less padding
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            ragged = tf.ragged.constant([[int(t) for t in rows[j]] for j in chunk], dtype=tf.int32, ragged_rank=1)
+            ids = text_rules.pad_source(ragged, LENGTH_MULTIPLE)  # (b, S), S a multiple of 8
+            result = self.search_ids(ids.numpy())
+            texts, chunk_scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"],
+                                                    tf.constant(has_source[chunk]))
+            for j, row in enumerate(chunk):
+                outputs[good[row]] = texts[j].numpy().decode("utf-8", errors="replace")
+                scores[good[row]] = float(chunk_scores[j])
+        return (outputs, scores) if return_scores else outputs
+
+    __call__ = translate
+
+    def attention(self, sentence):
+        """Translate one sentence and return its attention maps for plotting.
+
+        Returns:
+            dict: `source_tokens` and `target_tokens` (subword strings; the target
+            ends with `[END]`), `translation` (str), and the arrays of
+            `attention_maps` for this sentence (batch axis removed).
+        """
+        rows, _, _ = self.encode([sentence])
+        row = rows[0]
+        ids = np.asarray(row, np.int32)[np.newaxis, :]
+        if ids.shape[1] == 0:
+            ids = np.zeros((1, 1), np.int32)
+        result = self.search_ids(ids)
+        n = int(result["lengths"][0])
+        output = result["sequences"][:, :n]
+        maps = attention_maps(self.model, ids, output)
+        tokens = lambda x: [t.decode("utf-8", errors="replace") for t in  # noqa: E731
+                            self.tokenizer.id_to_token(tf.constant(x, tf.int32)).numpy()]
+        return {
+            "source_tokens": tokens(row),
+            "target_tokens": tokens(list(output[0]) + [END_ID]),
+            "translation": self.tokenizer.detokenize(tf.constant(output)).numpy()[0].decode("utf-8", "replace"),
+            **{name: [w[0] for w in weights] for name, weights in maps.items()},
+        }
+
+
+_TRANSLATORS = weakref.WeakKeyDictionary()
+
+
+def translate(model, tokenizer, sentences, beam_size=None, alpha=None, **kwargs):
+    """Translate a list of sentences: `list[str] -> list[str]` (see `Translator`).
+
+    Reuses one compiled `Translator` per (model, tokenizer, settings), so repeated
+    calls do not retrace.
+    """
+    key = (id(tokenizer), beam_size, alpha, tuple(sorted(kwargs.items())))
+    try:
+        cache = _TRANSLATORS.setdefault(model, {})
+    except TypeError:  # not weak-referenceable: no reuse
+        cache = {}
+    if key not in cache:
+        cache[key] = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, **kwargs)
+    return cache[key].translate(sentences)

@@ -1,0 +1,91 @@
+"""Model names, their config classes and presets: what `tfm train --model M --preset P` builds.
+
+    config = make_config("small", "bahdanau", overrides=["dropout=0.3"])
+    model = build_model(config)                 # Transformer or Seq2Seq, by the config's type
+    optimizer = build_optimizer_for(config)     # eq. 3 + Adam(0.9, 0.98, 1e-9), or the RNNs' Adam
+
+Names: "transformer" (`TransformerConfig`) and the RNN baselines "seq2seq" (no
+attention), "bahdanau" and "luong" (`Seq2SeqConfig`).
+"""
+
+import dataclasses
+
+import keras
+
+from tfm.config import TransformerConfig, apply_overrides
+from tfm.models.seq2seq import Seq2SeqConfig, build_seq2seq
+from tfm.models.transformer import build_transformer
+from tfm.schedules import build_optimizer
+
+MODELS = ("transformer", "seq2seq", "bahdanau", "luong")
+PRESETS = TransformerConfig.PRESETS
+_ATTENTION = {"seq2seq": None, "bahdanau": "bahdanau", "luong": "luong"}
+_PAPER_PRESET = {"seq2seq": "sutskever", "bahdanau": "bahdanau", "luong": "luong"}
+
+
+def model_name(config):
+    """"transformer", "seq2seq" (no attention), "bahdanau" or "luong", from the config's type."""
+    if isinstance(config, TransformerConfig):
+        return "transformer"
+    if isinstance(config, Seq2SeqConfig):
+        return {None: "seq2seq", "bahdanau": "bahdanau", "luong": "luong"}[config.attention]
+    raise TypeError(f"expected a TransformerConfig or a Seq2SeqConfig, got {type(config).__name__}")
+
+
+def config_class(model="transformer"):
+    """The config dataclass of a model name."""
+    if model not in MODELS:
+        raise ValueError(f"model={model!r}: expected one of {list(MODELS)}")
+    return TransformerConfig if model == "transformer" else Seq2SeqConfig
+
+
+def as_config(config):
+    """A `TransformerConfig` / `Seq2SeqConfig` as is, or a Transformer preset name's config."""
+    if isinstance(config, str):
+        return TransformerConfig.preset(config)
+    model_name(config)  # type check
+    return config
+
+
+def build_model(config):
+    """A built model for a `TransformerConfig` or a `Seq2SeqConfig` (current dtype policy)."""
+    if model_name(config) == "transformer":
+        return build_transformer(config)
+    return build_seq2seq(config)
+
+
+def build_optimizer_for(config):
+    """The Transformer's Adam with eq. 3 (§5.3), or the RNN baselines' Adam at a constant rate with clipping."""
+    if model_name(config) == "transformer":
+        return build_optimizer(config)
+    return keras.optimizers.Adam(learning_rate=config.learning_rate, clipnorm=config.clipnorm)
+
+
+def make_config(preset="tiny", model="transformer", overrides=(), vocab_size=None, max_length=None,
+                tokens_per_batch=None):
+    """The model config of `tfm train --preset P --model M [--set ...] [--vocab-size ...]`.
+
+    The Transformer takes `TransformerConfig.preset(preset)`. The RNN baselines take
+    `Seq2SeqConfig`: for tiny / small a small model (`Seq2SeqConfig.tiny`, small
+    widened to 256 units) with the attention of `model`, for base / big the paper's
+    preset (Sutskever, Bahdanau or Luong); their vocabulary, data and averaging
+    settings are the Transformer preset's, so every model of a preset sees the same
+    data. `overrides` (`--set FIELD=VALUE`) apply to that dataclass, then the explicit
+    `vocab_size`, `max_length` and `tokens_per_batch`.
+    """
+    cls = config_class(model)
+    transformer_preset = TransformerConfig.preset(preset)
+    if model == "transformer":
+        config = transformer_preset
+    else:
+        shared = {name: getattr(transformer_preset, name) for name in
+                  ("vocab_size", "max_length", "tokens_per_batch", "checkpoints_to_average")}
+        if preset in ("tiny", "small"):
+            sizes = {} if preset == "tiny" else dict(embedding_dim=256, units=256)
+            config = cls.tiny(attention=_ATTENTION[model], **sizes, **shared)
+        else:
+            config = cls.preset(_PAPER_PRESET[model], **shared)
+    config = apply_overrides(config, overrides)
+    explicit = {"vocab_size": vocab_size, "max_length": max_length, "tokens_per_batch": tokens_per_batch}
+    explicit = {k: v for k, v in explicit.items() if v is not None}
+    return dataclasses.replace(config, **explicit) if explicit else config
