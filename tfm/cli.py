@@ -133,6 +133,30 @@ def _setup_logging():
     logger.setLevel(logging.INFO)
 
 
+def _quiet_tensorflow_import():
+    """Imports TensorFlow with the C++ start-up lines (absl's "All log messages before
+    absl::InitializeLog()...", oneDNN and CUDA notices) kept off stderr.
+
+    TensorFlow 2.21 prints them before `TF_CPP_MIN_LOG_LEVEL` is read, so the environment
+    variable cannot silence them; stderr's file descriptor is pointed at /dev/null for the
+    import only. `TF_CPP_MIN_LOG_LEVEL=0` keeps them.
+    """
+    if "tensorflow" in sys.modules or os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2") == "0":
+        return
+    try:
+        sys.stderr.flush()
+        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError):  # no real file descriptor 2 (e.g. captured)
+        return
+    try:
+        os.dup2(devnull, 2)
+        import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def train_command(args):
     from tfm.models.registry import make_config
     from tfm.runs import read_history
@@ -284,6 +308,7 @@ def main(argv=None):
     _setup_logging()
     handler = COMMANDS[args.command][0]
     try:
+        _quiet_tensorflow_import()
         return handler(args) or 0
     except (ValueError, FileNotFoundError, FileExistsError) as error:
         print(f"tfm {args.command}: error: {error}", file=sys.stderr)

@@ -84,10 +84,14 @@ class ExportedTranslator(tf.Module):
 
     def _translate(self, text):
         """`text` tf.string `(B,)` -> dict(translations tf.string `(B,)`, scores float32 `(B,)`)."""
-        rank = tf.debugging.assert_rank(text, 1, message="tfm translator: text must be a 1-D batch of strings, "
-                                                         "shape (B,), e.g. [\"A dog runs.\"]")
+        # The signature says (None,), but a served request can still carry a scalar or a matrix. Count the
+        # dimensions from the runtime shape's values: Rank/Size of it would be folded to the signature's 1.
+        dims = tf.shape(text)
+        rank = tf.debugging.Assert(tf.equal(tf.reduce_sum(tf.cast(dims >= 0, tf.int32)), 1), [
+            "tfm translator: text must be a 1-D batch of strings, shape (B,), e.g. [\"A dog runs.\"]"])
         with tf.control_dependencies([rank]):
-            text = text_rules.assert_valid_utf8(text)
+            text = tf.identity(text)  # everything below waits for the rank check
+        text = text_rules.assert_valid_utf8(text)
         ids, has_source, _ = text_rules.tokenize_source(self.tokenizer, text, self._decodable.max_source_length)
         source_ids = text_rules.pad_source(ids)  # (B, S), 0-padded, S >= 1
         result = search(self._decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,

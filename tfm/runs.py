@@ -247,6 +247,8 @@ def resolve_checkpoint(run_dir, checkpoint=None):
         return path
     if checkpoint == "averaged":
         checkpoint = averaged
+    if isinstance(checkpoint, str) and checkpoint.isdigit() and not os.path.isfile(checkpoint):
+        checkpoint = int(checkpoint)  # `--checkpoint 3`: the epoch number, as from Python
     if isinstance(checkpoint, int):
         checkpoint = f"epoch_{checkpoint:03d}.weights.h5"
     for path in (checkpoint, os.path.join(folder, checkpoint), os.path.join(folder, f"{checkpoint}.weights.h5")):

@@ -20,6 +20,8 @@ import os
 
 import tensorflow as tf
 import tensorflow_text as tf_text
+from google.protobuf.message import DecodeError
+from sentencepiece import sentencepiece_model_pb2
 from tensorflow_text.python.ops import sentencepiece_tokenizer as _tf_text_sentencepiece
 
 from tfm.data.special_tokens import END, END_ID, PAD, PAD_ID, START, START_ID, UNK, UNK_ID
@@ -69,6 +71,10 @@ class SubwordTokenizer(tf.Module):
             raise ValueError(f"model_proto must be non-empty bytes (a serialized SentencePiece model), "
                              f"got {type(model_proto).__name__}")
         self.model_proto = model_proto
+        try:  # a damaged proto fails here with a plain message, not later inside a TensorFlow op
+            sentencepiece_model_pb2.ModelProto().ParseFromString(model_proto)
+        except DecodeError as error:
+            raise ValueError(f"not a valid SentencePiece model ({error})") from None
         self._sentencepiece = tf_text.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
         self._sentencepiece._model_resource = _SharedSentencepieceModel(model_proto)  # survives set_seed
         self._vocab_size = int(self._sentencepiece.vocab_size())
@@ -148,7 +154,14 @@ class SubwordTokenizer(tf.Module):
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no tokenizer in {folder!r}: {MODEL_FILE} not found")
         with open(path, "rb") as f:
-            return cls(f.read())
+            proto = f.read()
+        try:
+            return cls(proto)
+        except (ValueError, tf.errors.OpError) as error:
+            reason = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+            raise ValueError(f"cannot read the tokenizer {path}: {reason}. The file is damaged (truncated or "
+                             "not a SentencePiece model); restore it from a copy of the run folder — a run "
+                             "cannot be used with another tokenizer") from None
 
 
 def _texts(dataset_or_texts):

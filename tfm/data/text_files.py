@@ -9,6 +9,7 @@ import dataclasses
 import gzip
 import logging
 import os
+import zlib
 
 import tensorflow as tf
 
@@ -68,13 +69,16 @@ def read_lines(path):
         FileNotFoundError: naming the missing path.
     """
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ValueError(f"{path!r} is a folder, not a corpus file; give the text file itself (plain or .gz)")
     if not os.path.isfile(path):
         raise FileNotFoundError(f"corpus file not found: {path!r}")
     try:
         with _open_binary(path) as f:
             return [line.rstrip(b"\n") for line in f]
-    except (OSError, EOFError) as error:  # a truncated or corrupt .gz
-        raise ValueError(f"cannot read {path!r}: {error}") from error
+    except (OSError, EOFError, zlib.error) as error:  # a truncated or corrupt .gz
+        raise ValueError(f"cannot read {path!r}: {error} (the file is damaged: a truncated or corrupted "
+                         "gzip file; download or copy it again)") from None
 
 
 def read_parallel_files(source_path, target_path, strict=False):

@@ -1,0 +1,199 @@
+"""tfm.cli: help without TensorFlow, flags checked by argparse, settings from the run's stored config,
+and careless input answered with a message (never a traceback)."""
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tfm import cli
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SUBCOMMANDS = list(cli.COMMANDS)
+
+HELP_PROBE = """
+import sys
+from tfm import cli
+for argv in [["--help"]] + [[name, "--help"] for name in cli.COMMANDS]:
+    try:
+        cli.main(argv)
+    except SystemExit as stop:
+        assert stop.code == 0, (argv, stop.code)
+heavy = sorted(m for m in ("tensorflow", "keras", "tensorflow_text", "tensorflow_datasets") if m in sys.modules)
+print("HEAVY", heavy)
+"""
+
+
+def test_help_answers_without_importing_tensorflow():
+    """`tfm --help` and every `tfm COMMAND --help` run on the standard library alone (fails if any imports TF)."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "0"}  # if TensorFlow were imported, its start-up lines would show
+    done = subprocess.run([sys.executable, "-c", HELP_PROBE], capture_output=True, text=True, cwd=ROOT, env=env,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "HEAVY []" in done.stdout
+    for name in SUBCOMMANDS:
+        assert f"tfm {name}" in done.stdout  # each subcommand printed its usage
+    assert done.stderr == ""
+
+
+def test_version_comes_from_package_metadata(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert capsys.readouterr().out.strip() == f"tfm {version('tfm')}"
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["train", "--output", "r", "--keep-checkpoints", "0"], "--keep-checkpoints"),
+    (["train", "--output", "r", "--epochs", "-1"], "--epochs"),
+    (["translate", "--run", "r", "--alpha", "-5", "x"], "--alpha"),
+    (["translate", "--run", "r", "--alpha", "nan", "x"], "--alpha"),
+    (["evaluate", "--run", "r", "--beam-size", "0"], "--beam-size"),
+    (["average", "--run", "r", "--last", "0"], "--last"),
+])
+def test_bad_flag_values_are_refused_by_name(argv, flag, capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.build_parser().parse_args(argv)
+    assert stop.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+# A run folder made by hand (no training): its config says beam 2, alpha 0, average 3.
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    import keras
+
+    from tfm import runs
+    from tfm.config import DataConfig, TrainingConfig, TransformerConfig
+    from tfm.data import number_words_pairs, train_tokenizer
+    from tfm.models import build_model
+
+    run_dir = str(tmp_path_factory.mktemp("cli") / "run")
+    sources, targets = number_words_pairs("train", max_number=2000)
+    tokenizer = train_tokenizer(list(zip(sources, targets)), vocab_size=60)
+    config = TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, num_layers=1, d_model=16, num_heads=2, d_ff=32,
+                                    dropout=0.0, max_length=24, max_extra_length=3, tokens_per_batch=512,
+                                    beam_size=2, length_penalty=0.0, checkpoints_to_average=3)
+    tokenizer.save(os.path.join(run_dir, runs.TOKENIZER_DIR))
+    data = DataConfig(dataset="numbers", max_length=24, tokens_per_batch=512, vocab_size=tokenizer.vocab_size)
+    runs.write_json_atomic(os.path.join(run_dir, runs.CONFIG_FILE),
+                           runs.run_record("transformer", config, data, TrainingConfig(keep_checkpoints=3)))
+    keras.utils.set_random_seed(1)
+    model = build_model(config)
+    folder = os.path.join(run_dir, runs.CHECKPOINT_DIR)
+    os.makedirs(folder)
+    for epoch in (1, 2):
+        model.set_weights([w + 0.01 * epoch for w in model.get_weights()])
+        model.save_weights(os.path.join(folder, f"epoch_{epoch:03d}.weights.h5"))
+    return run_dir
+
+
+def test_export_takes_beam_and_alpha_from_the_run_unless_a_flag_overrides(run, tmp_path, capsys):
+    from tfm.export import METADATA_FILE
+
+    assert cli.main(["export", "--run", run, "--output", str(tmp_path / "a" / "1")]) == 0
+    with open(tmp_path / "a" / "1" / METADATA_FILE) as f:
+        metadata = json.load(f)
+    assert (metadata["beam_size"], metadata["alpha"], metadata["max_extra_length"]) == (2, 0.0, 3)
+    assert cli.main(["export", "--run", run, "--output", str(tmp_path / "b" / "1"), "--beam-size", "1",
+                     "--alpha", "0.6"]) == 0
+    with open(tmp_path / "b" / "1" / METADATA_FILE) as f:
+        metadata = json.load(f)
+    assert (metadata["beam_size"], metadata["alpha"]) == (1, 0.6)
+    assert "beam 1, alpha 0.6" in capsys.readouterr().out
+
+
+def test_evaluate_takes_beam_and_alpha_from_the_run(run, capsys):
+    assert cli.main(["evaluate", "--run", run, "--split", "val", "--limit", "4"]) == 0
+    with open(os.path.join(run, "hyps", "val.beam2.json")) as f:
+        scores = json.load(f)
+    assert (scores["beam_size"], scores["alpha"], scores["sentences"]) == (2, 0.0, 4)
+
+
+def test_average_defaults_to_the_runs_checkpoints_to_average(run, tmp_path, capsys, caplog):
+    """The run averages 3 but has 2: the default averages the 2 there are (and says so); --last 3 is refused."""
+    from tfm import runs
+
+    output = str(tmp_path / "avg.weights.h5")
+    assert cli.main(["average", "--run", run, "--output", output]) == 0
+    with open(output[: -len(".weights.h5")] + ".json") as f:
+        assert json.load(f)["epochs"] == [1, 2]
+    assert "averages 3 checkpoints" in caplog.text
+    averaged = runs.build_float32_model(runs.model_config_from_info(runs.read_run_config(run)))
+    averaged.load_weights(output)
+    one, two = (runs.build_float32_model(averaged.config) for _ in range(2))
+    one.load_weights(os.path.join(run, "checkpoints", "epoch_001.weights.h5"))
+    two.load_weights(os.path.join(run, "checkpoints", "epoch_002.weights.h5"))
+    for a, b, c in zip(averaged.get_weights(), one.get_weights(), two.get_weights()):
+        np.testing.assert_allclose(a, (b + c) / 2, rtol=1e-6, atol=1e-7)
+    assert cli.main(["average", "--run", run, "--last", "3", "--output", output]) == 1
+    assert "has 2" in capsys.readouterr().err
+
+
+def _stdin(monkeypatch, data):
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_translate_names_an_invalid_line_and_translates_the_others(run, monkeypatch, capsys):
+    assert cli.main(["translate", "--run", run, "seven", "three"]) == 0
+    seven, three = capsys.readouterr().out.splitlines()
+    _stdin(monkeypatch, b"seven\n\xff\xfe\nthree\n")
+    assert cli.main(["translate", "--run", run]) == 1
+    captured = capsys.readouterr()
+    assert captured.out.split("\n") == [seven, "", three, ""]  # line for line, the bad one empty
+    assert "line 2 of standard input is not valid UTF-8" in captured.err
+    _stdin(monkeypatch, b"seven\n\xff\xfe\nthree\n")
+    assert cli.main(["translate", "--run", run, "--strict"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "nothing translated" in captured.err
+
+
+def test_translate_with_empty_stdin_says_so(run, monkeypatch, capsys):
+    _stdin(monkeypatch, b"")
+    assert cli.main(["translate", "--run", run]) == 1
+    assert "nothing to translate" in capsys.readouterr().err
+
+
+def test_translate_says_once_when_an_input_was_truncated(run, capsys, caplog):
+    long_input = " ".join(["seven hundred"] * 200)
+    assert cli.main(["translate", "--run", run, long_input, "three", long_input]) == 0
+    warnings = [r.getMessage() for r in caplog.records if "truncated" in r.getMessage()]
+    assert len(warnings) == 1 and "2 input(s) longer than the model's 24 subwords" in warnings[0]
+
+
+def test_a_beam_too_wide_for_the_vocabulary_is_one_line(run, capsys):
+    assert cli.main(["translate", "--run", run, "--beam-size", "1000", "seven"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("tfm translate: error: beam_size=1000 needs a vocabulary of at least 2000 ids")
+    assert "Traceback" not in err and "in user code" not in err
+
+
+def test_export_refuses_an_unrelated_folder(run, tmp_path, capsys):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("keep me")
+    assert cli.main(["export", "--run", run, "--output", str(folder)]) == 1
+    assert "not an exported model" in capsys.readouterr().err
+    assert (folder / "notes.txt").read_text() == "keep me" and os.listdir(folder) == ["notes.txt"]
+
+
+def test_exported_model_wants_a_1d_batch_and_tensorflow_text(run, tmp_path):
+    """A scalar or a matrix is refused with what the signature wants; loading needs tensorflow_text's ops
+    (checked in a fresh process, where nothing registered them)."""
+    import tensorflow as tf
+
+    path = str(tmp_path / "m" / "1")
+    assert cli.main(["export", "--run", run, "--output", path]) == 0
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    for bad in (tf.constant("seven"), tf.constant([["seven", "three"]])):
+        with pytest.raises((tf.errors.InvalidArgumentError, ValueError), match="1-D batch of strings|shape"):
+            serve(text=bad)
+    probe = f"import tensorflow as tf\ntry:\n    tf.saved_model.load({path!r})\nexcept Exception as e:\n    print(e)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert "Op type not registered 'SentencepieceOp'" in done.stdout
