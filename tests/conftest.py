@@ -36,3 +36,21 @@ def multi30k_dir(tmp_path_factory):
             shutil.copytree(src, root / "multi30k")
             return str(root)
     pytest.skip("real Multi30k not found (expected ../shared/data/multi30k or $TFM_SHARED_MULTI30K)")
+
+
+SHARED_TREEBANK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data",
+                               "nltk_data", "corpora", "treebank.zip")
+
+
+@pytest.fixture(scope="session")
+def treebank_data_dir(tmp_path_factory):
+    """A temporary TFM_DATA_DIR holding a copy of NLTK's Penn Treebank sample (nltk_data/corpora/treebank.zip),
+    or skip."""
+    import shutil
+
+    if not os.path.isfile(SHARED_TREEBANK):
+        pytest.skip(f"Penn Treebank sample not found at {os.path.normpath(SHARED_TREEBANK)}")
+    root = tmp_path_factory.mktemp("tfm_ptb")
+    os.makedirs(root / "nltk_data" / "corpora")
+    shutil.copy(SHARED_TREEBANK, root / "nltk_data" / "corpora" / "treebank.zip")
+    return str(root)

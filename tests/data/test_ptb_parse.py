@@ -142,14 +142,7 @@ def test_splits_partition_the_files():
 # The real sample: a copy of ../shared/data/nltk_data/corpora/treebank.zip in a temporary cache.
 
 
-@pytest.fixture(scope="module")
-def treebank_data_dir(tmp_path_factory):
-    if not os.path.isfile(SHARED_ZIP):
-        pytest.skip(f"Penn Treebank sample not found at {os.path.normpath(SHARED_ZIP)}")
-    root = tmp_path_factory.mktemp("tfm_ptb")
-    os.makedirs(root / "nltk_data" / "corpora")
-    shutil.copy(SHARED_ZIP, root / "nltk_data" / "corpora" / "treebank.zip")
-    return str(root)
+# `treebank_data_dir` (tests/conftest.py): the copy, or a skip saying why.
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,9 @@ from tfm.data.batching import (
     tokenize_pairs,
 )
 from tfm.data.cache import resolve_data_dir
-from tfm.data.datasets import DATASET_NAMES, GENERATED_TASKS, load_dataset
+from tfm.data.datasets import DATASET_NAMES, GENERATED_TASKS, PARSING_TASKS, load_dataset
 from tfm.data.multi30k import download_multi30k, load_multi30k, multi30k_file
+from tfm.data.ptb_parse import load_ptb_parse, ptb_parse_trees
 from tfm.data.special_tokens import END_ID, PAD_ID, RESERVED_TOKENS, START_ID, UNK_ID
 from tfm.data.splits import SPLITS, canonical_split
 from tfm.data.subword_tokenizer import SubwordTokenizer, train_tokenizer
@@ -41,6 +42,7 @@ __all__ = [
     "END_ID",
     "GENERATED_TASKS",
     "LengthReport",
+    "PARSING_TASKS",
     "PAD_ID",
     "RESERVED_TOKENS",
     "SPLITS",
@@ -58,11 +60,13 @@ __all__ = [
     "load_dataset",
     "load_multi30k",
     "load_parallel_files",
+    "load_ptb_parse",
     "load_tfds_translate",
     "multi30k_file",
     "number_words_dataset",
     "number_words_pairs",
     "pad_to_fixed_length",
+    "ptb_parse_trees",
     "padding_fraction",
     "read_parallel_files",
     "resolve_data_dir",

@@ -124,8 +124,14 @@ class Translator:
         return [int(i) for i in np.flatnonzero(text_rules.invalid_utf8(tf.constant(raw, tf.string)).numpy())]
 
     def encode(self, sentences):
-        """list of str -> `(rows, has_source, truncated)`: source subwords per sentence (int arrays, cut to
-        the model's maximum), and bool arrays. Invalid UTF-8 raises `ValueError` naming the indices."""
+        """list of str -> list of int arrays (source subwords, truncated to the model's maximum).
+
+        Invalid UTF-8 raises `ValueError` naming the indices."""
+        return self.prepare(sentences)[0]
+
+    def prepare(self, sentences):
+        """list of str -> `(rows, has_source, truncated)`: the subwords of `encode`, and bool arrays
+        (something to translate; subwords were dropped) by `tfm.decoding.text`'s rules."""
         raw = as_bytes(sentences)
         if not raw:
             return [], np.zeros(0, bool), np.zeros(0, bool)
@@ -163,7 +169,7 @@ class Translator:
         if bad and on_invalid == "error":
             raise ValueError(f"{text_rules.INVALID_UTF8} {sorted(bad)}")
         good = [i for i in range(len(raw)) if i not in bad]
-        rows, has_source, truncated = self.encode([raw[i] for i in good])
+        rows, has_source, truncated = self.prepare([raw[i] for i in good])
         if truncated.any():
             first = good[int(np.flatnonzero(truncated)[0])]
             logger.warning("%d input(s) longer than the model's %d subwords were truncated (the first: index %d)",
@@ -192,8 +198,7 @@ class Translator:
             ends with `[END]`), `translation` (str), and the arrays of
             `attention_maps` for this sentence (batch axis removed).
         """
-        rows, _, _ = self.encode([sentence])
-        row = rows[0]
+        row = self.encode([sentence])[0]
         ids = np.asarray(row, np.int32)[np.newaxis, :]
         if ids.shape[1] == 0:
             ids = np.zeros((1, 1), np.int32)

@@ -66,9 +66,9 @@ def make_config(preset="tiny", model="transformer", overrides=(), vocab_size=Non
     """The model config of `tfm train --preset P --model M [--set ...] [--vocab-size ...]`.
 
     The Transformer takes `TransformerConfig.preset(preset)`. The RNN baselines take
-    `Seq2SeqConfig`: for tiny / small a small model (`Seq2SeqConfig.tiny`, small
-    widened to 256 units) with the attention of `model`, for base / big the paper's
-    preset (Sutskever, Bahdanau or Luong); their vocabulary, data and averaging
+    `Seq2SeqConfig`: for base / big the paper's preset (Sutskever, Bahdanau or Luong),
+    else a small model (`Seq2SeqConfig.tiny`, widened to 256 units except for tiny)
+    with the attention of `model`; their vocabulary, data and averaging
     settings are the Transformer preset's, so every model of a preset sees the same
     data. `overrides` (`--set FIELD=VALUE`) apply to that dataclass, then the explicit
     `vocab_size`, `max_length` and `tokens_per_batch`.
@@ -79,12 +79,13 @@ def make_config(preset="tiny", model="transformer", overrides=(), vocab_size=Non
         config = transformer_preset
     else:
         shared = {name: getattr(transformer_preset, name) for name in
-                  ("vocab_size", "max_length", "tokens_per_batch", "checkpoints_to_average")}
-        if preset in ("tiny", "small"):
+                  ("vocab_size", "max_length", "tokens_per_batch", "checkpoints_to_average", "beam_size",
+                   "length_penalty", "max_extra_length")}
+        if preset in ("base", "big"):
+            config = cls.preset(_PAPER_PRESET[model], **shared)
+        else:  # CPU sizes: tiny as is, the others widened to 256 units
             sizes = {} if preset == "tiny" else dict(embedding_dim=256, units=256)
             config = cls.tiny(attention=_ATTENTION[model], **sizes, **shared)
-        else:
-            config = cls.preset(_PAPER_PRESET[model], **shared)
     config = apply_overrides(config, overrides)
     explicit = {"vocab_size": vocab_size, "max_length": max_length, "tokens_per_batch": tokens_per_batch}
     explicit = {k: v for k, v in explicit.items() if v is not None}
