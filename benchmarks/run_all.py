@@ -27,6 +27,9 @@ BENCHMARKS = {
     "decoding_speed": ("decoding_speed.py", [], "Decoding: cached + compiled vs recomputing the prefix"),
     "memory": ("memory.py", [], "Peak resident memory per preset during training"),
     "quality_at_budget": ("quality_at_budget.py", [], "BLEU on Multi30k test_2016_flickr at a fixed CPU budget"),
+    "quality_m30k": ("quality_at_budget.py", ["--models", "m30k", "--budget", "5100", "--keep-checkpoints", "100",
+                                              "--name", "quality_m30k"],
+                     "Multi30k: the m30k recipe (Wu et al., 2021's small Transformer) within 90 minutes"),
     "gpu_throughput": ("gpu_throughput.py", [], "Base preset on a GPU: mixed precision and XLA"),
 }
 
@@ -114,7 +117,7 @@ def plots():
         rows = [r for r in data["rows"] if "peak_rss_mib" in r]
         images["memory"] = plot_bars("memory", [r["preset"] for r in rows], [r["peak_rss_mib"] for r in rows],
                                      "peak RSS (MiB)", f"Peak memory while training ({data['tokens']} tokens/batch)")
-    for name in ("decoding_speed", "train_throughput_multi30k", "quality_at_budget"):
+    for name in ("decoding_speed", "train_throughput_multi30k", "quality_at_budget", "quality_m30k"):
         data = _load(name)
         if data and data.get("plot_bars"):
             spec = data["plot_bars"]

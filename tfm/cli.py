@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 
-PRESETS = ["tiny", "small", "base", "big"]
+PRESETS = ["tiny", "small", "base", "big", "parse", "parse_small", "m30k"]  # TransformerConfig.PRESETS (tests check)
 MODELS = ["transformer", "seq2seq", "bahdanau", "luong"]
 EXIT_INTERRUPTED = 130
 
@@ -47,7 +47,9 @@ def non_negative_float(text):
 
 
 def _add_train(p):
-    p.add_argument("--preset", choices=PRESETS, default="tiny", help="model size (default: tiny)")
+    p.add_argument("--preset", choices=PRESETS, default="tiny",
+                   help="model size: tiny, small (CPU), base, big (the paper's §5), parse (§6.3), parse_small "
+                        "(CPU), m30k (Multi30k on 2 CPU cores, lowercased + Moses-tokenized text) (default: tiny)")
     p.add_argument("--model", choices=MODELS, default="transformer",
                    help="transformer, or an RNN seq2seq baseline without/with attention (default: transformer)")
     p.add_argument("--dataset", default="numbers",
@@ -213,6 +215,8 @@ def _read_lines():
 
 
 def translate_command(args):
+    from tfm.data.preprocess import detokenize, run_preprocess
+    from tfm.data.preprocess import preprocess as prepare
     from tfm.decoding import Translator
     from tfm.runs import load_run
 
@@ -221,9 +225,13 @@ def translate_command(args):
         print("tfm translate: nothing to translate: give sentences as arguments or on standard input",
               file=sys.stderr)
         return 1
-    model, tokenizer, _ = load_run(args.run, checkpoint=args.checkpoint)
+    model, tokenizer, run_info = load_run(args.run, checkpoint=args.checkpoint)
     translator = Translator(model, tokenizer, beam_size=args.beam_size, alpha=args.alpha)
     bad = translator.invalid(texts)
+    method, source_lang, target_lang = run_preprocess(run_info)
+    if method is not None:  # the run learned from lowercased, Moses-tokenized text: prepare the input the same way
+        texts = [text if i in bad else prepare([text.decode("utf-8") if isinstance(text, bytes) else text],
+                                               source_lang, method)[0] for i, text in enumerate(texts)]
     for index in bad:
         where = f"line {index + 1} of standard input" if not args.text else f"argument {index + 1}"
         print(f"tfm translate: {where} is not valid UTF-8"
@@ -232,7 +240,7 @@ def translate_command(args):
         print("tfm translate: error: nothing translated (--strict)", file=sys.stderr)
         return 1
     for line in translator.translate(texts, on_invalid="empty"):
-        print(line)
+        print(detokenize([line], target_lang, method)[0] if method and line else line)
     return 1 if bad else 0
 
 
@@ -242,9 +250,12 @@ def evaluate_command(args):
 
     model, tokenizer, run_info = load_run(args.run, checkpoint=args.checkpoint)
     sources, references = evaluation.split_pairs(run_info, args.split, limit=args.limit)
-    hypotheses, scores = evaluation.evaluate(model, tokenizer, sources, references, beam_size=args.beam_size,
-                                             alpha=args.alpha)
+    if run_info["data"]["dataset"] == "ptb_parse":
+        return _evaluate_parsing(args, model, tokenizer, run_info, sources)
     data = run_info["data"]
+    hypotheses, scores = evaluation.evaluate(model, tokenizer, sources, references, beam_size=args.beam_size,
+                                             alpha=args.alpha, preprocess=data.get("preprocess"),
+                                             source_lang=data.get("source_lang"), target_lang=data.get("target_lang"))
     scores.update(split=args.split, dataset=data["dataset"], source_lang=data.get("source_lang"),
                   target_lang=data.get("target_lang"), checkpoint=run_info.get("checkpoint"))
     txt, js = evaluation.write_results(run_info["run_dir"], args.split, scores["beam_size"], hypotheses, scores)
@@ -252,6 +263,27 @@ def evaluate_command(args):
           f"alpha {scores['alpha']}, {scores['seconds']:.1f} s")
     print(evaluation.format_scores(scores))
     print(f"hypotheses: {txt}\nscores:     {js}")
+    return 0
+
+
+def _evaluate_parsing(args, model, tokenizer, run_info, sources):
+    """`tfm evaluate` on a parsing run: labeled bracket F1 (EVALB, COLLINS.prm), beside Table 4."""
+    from tfm import evaluation
+    from tfm.data.ptb_parse import ptb_parse_trees
+    from tfm.parsing import parse_report
+
+    gold = ptb_parse_trees(evaluation.SPLITS[args.split], data_dir=run_info["data"].get("data_dir"))[: len(sources)]
+    trees, scores = evaluation.evaluate_parsing(model, tokenizer, sources, gold, beam_size=args.beam_size,
+                                                alpha=args.alpha)
+    scores.update(split=args.split, dataset="ptb_parse", checkpoint=run_info.get("checkpoint"))
+    hypotheses = [" ".join(str(tree).split()) for tree in trees]  # one bracketed tree per line
+    txt, js = evaluation.write_results(run_info["run_dir"], args.split, scores["beam_size"], hypotheses, scores)
+    print(f"ptb_parse {args.split}: {scores['sentences']} sentences, beam {scores['beam_size']}, alpha "
+          f"{scores['alpha']}, {scores['seconds']:.1f} s; {scores['repaired']} outputs repaired "
+          f"({100 * scores['repair_rate']:.1f}%)")
+    print(parse_report(scores, name=f"{os.path.basename(run_info['run_dir'])} (NLTK sample)",
+                       repair_rate=scores["repair_rate"]))
+    print(f"trees:  {txt}\nscores: {js}")
     return 0
 
 

@@ -18,6 +18,7 @@ import difflib
 import json
 import typing
 
+PREPROCESSORS = ("moses_lc",)  # DataConfig.preprocess names (tfm.data.preprocess; kept here: no TensorFlow)
 
 class ConfigIO:
     """Presets by name and dict/JSON round trips, shared by the config dataclasses.
@@ -123,8 +124,9 @@ class TransformerConfig(ConfigIO):
     length_penalty: float = 0.6  # alpha (§6.1)
     max_extra_length: int = 50  # decode up to input length + 50 (§6.1)
     checkpoints_to_average: int = 5  # last 5 (base) or 20 (big) checkpoints (§6.1)
+    preprocess: str | None = None  # data preprocessing before the vocabulary is learned: None or "moses_lc"
 
-    PRESETS = ("tiny", "small", "base", "big")
+    PRESETS = ("tiny", "small", "base", "big", "parse", "parse_small", "m30k")
 
     def __post_init__(self):
         check_recipe(self)
@@ -153,6 +155,8 @@ class TransformerConfig(ConfigIO):
             raise ValueError(f"adam_epsilon={self.adam_epsilon} must be positive")
         if self.vocab_size < 5:
             raise ValueError(f"vocab_size={self.vocab_size} leaves no room beyond the 4 reserved ids")
+        if self.preprocess is not None and self.preprocess not in PREPROCESSORS:
+            raise ValueError(f"preprocess={self.preprocess!r}: expected None or one of {list(PREPROCESSORS)}")
 
     @property
     def head_key_dim(self):
@@ -186,6 +190,44 @@ class TransformerConfig(ConfigIO):
         return cls(**values)
 
     @classmethod
+    def parse(cls, **overrides):
+        """§6.3 (Table 4), English constituency parsing, WSJ only: 4 layers, d_model 1024, a 16K vocabulary,
+        beam 21, α = 0.3, output up to input length + 300. The paper tuned attention and residual dropout
+        on section 22 without publishing the values; 0.3 / 0.1 here. A GPU-sized model."""
+        values = dict(num_layers=4, d_model=1024, num_heads=16, d_ff=4096, dropout=0.3, attention_dropout=0.1,
+                      vocab_size=16000, max_length=256, max_extra_length=300, beam_size=21, length_penalty=0.3,
+                      tokens_per_batch=25000)
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def parse_small(cls, **overrides):
+        """`parse` sized for 2 CPU cores and the 3,900-sentence Penn Treebank sample: d_model 256, a 2K
+        vocabulary, 1000-step warm-up, pre-LN (which trains faster on small data here)."""
+        values = dict(num_layers=4, d_model=256, num_heads=4, d_ff=1024, dropout=0.3, attention_dropout=0.1,
+                      vocab_size=2000, max_length=256, max_extra_length=300, beam_size=21, length_penalty=0.3,
+                      tokens_per_batch=4096, warmup_steps=1000, norm_first=True, checkpoints_to_average=5)
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def m30k(cls, **overrides):
+        """Multi30k en-de on 2 CPU cores, after Wu et al. (2021)'s text-only Transformer (fairseq):
+        4+4 layers, d_model 128, FFN 256, 4 heads, all embeddings shared, dropout 0.3, label smoothing
+        0.1, Adam (0.9, 0.98), peak rate 0.005 after 2000 warm-up steps then inverse square root
+        (`learning_rate_scale` = 0.005 * sqrt(d_model * warmup)), 4096 tokens per batch, the last 10
+        epoch checkpoints averaged, beam 5; text lowercased and Moses-tokenized first, ~10k joint
+        subwords. Differs: pre-LN (stable at this rate, faster here; the anchor is post-LN),
+        SentencePiece BPE instead of subword-nmt, length penalty GNMT alpha 1.0 (fairseq: score / length)."""
+        values = dict(num_layers=4, d_model=128, num_heads=4, d_ff=256, dropout=0.3, label_smoothing=0.1,
+                      vocab_size=10000, max_length=128, warmup_steps=2000,
+                      learning_rate_scale=round(0.005 * (128 * 2000) ** 0.5, 4), norm_first=True,
+                      tokens_per_batch=4096, beam_size=5, length_penalty=1.0, checkpoints_to_average=10,
+                      preprocess="moses_lc")
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
     def tiny(cls, **overrides):
         """A 2+2-layer, 64-wide model for tests, notebooks in fast mode and `make demo`."""
         values = dict(num_layers=2, d_model=64, num_heads=4, d_ff=256, vocab_size=1000,
@@ -211,8 +253,11 @@ class DataConfig(ConfigIO):
     max_length: int = 64  # pairs longer than this many subwords (either side) are dropped
     tokens_per_batch: int = 2048  # token budget per side per batch (§5.1: ~25000 for base)
     vocab_size: int = 1000  # subwords to learn (capped at what the text allows)
+    preprocess: str | None = None  # "moses_lc": lowercase + Moses-tokenize both sides first (tfm.data.preprocess)
 
     def __post_init__(self):
+        if self.preprocess is not None and self.preprocess not in PREPROCESSORS:
+            raise ValueError(f"preprocess={self.preprocess!r}: expected None or one of {list(PREPROCESSORS)}")
         for name in ("max_length", "tokens_per_batch", "vocab_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:

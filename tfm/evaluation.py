@@ -37,25 +37,42 @@ from tfm.decoding import Translator
 SPLITS = {"val": "validation", "validation": "validation", "test": "test"}
 
 
-def score(hypotheses, references):
-    """Corpus-level BLEU (sacreBLEU default and lowercased) and chrF, one reference per sentence.
+def score(hypotheses, references, lang=None, preprocess=None):
+    """Corpus-level BLEU (sacreBLEU default, lowercased, Moses-tokenized lowercased) and chrF, one reference each.
+
+    `bleu_moses_lc` is the Multi30k literature's number (Wu et al., 2021 and fairseq; the
+    multi-bleu.perl tradition): BLEU on whitespace tokens (sacreBLEU `tok:none`) of text
+    lowercased and Moses-tokenized by sacremoses (`tfm.data.preprocess.moses_lc`), on both
+    sides; its signature names the tokenization.
 
     Args:
-        hypotheses: list of str, detokenized system outputs.
-        references: list of str, same length.
+        hypotheses: list of str, system outputs: detokenized text, or for a run trained on
+            preprocessed text (`preprocess="moses_lc"`) that lowercased, tokenized text as
+            the model writes it.
+        references: list of str, same length, as distributed (cased, untokenized).
+        lang: the target language for the Moses tokenizer / detokenizer (None = "en").
+        preprocess: None, or the run's `DataConfig.preprocess`: then the hypotheses are
+            scored as they are for `bleu_moses_lc`, and Moses-detokenized (still lowercased,
+            against cased references) for `bleu`, `bleu_tokenized_lc` and `chrf`.
 
     Returns:
-        dict: `bleu`, `bleu_tokenized_lc`, `chrf` (floats, 0-100), their
+        dict: `bleu`, `bleu_tokenized_lc`, `bleu_moses_lc`, `chrf` (floats, 0-100), their
         `*_signature` strings, `bleu_details` (n-gram precisions, brevity penalty,
         lengths) and `sentences`.
     """
     from sacrebleu.metrics import BLEU, CHRF
+
+    from tfm.data.preprocess import detokenize, moses_lc, signature
 
     hypotheses, references = list(hypotheses), list(references)
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     if not hypotheses:
         raise ValueError("nothing to score: no sentences")
+    if preprocess is not None:
+        tokenized, hypotheses = hypotheses, detokenize(hypotheses, lang, preprocess)
+    else:
+        tokenized = [moses_lc(h, lang) for h in hypotheses]
     refs = [references]
     # BLEU-4 is 0/0 on a corpus whose references have no 4-grams at all (the generated
     # number-words task: at most 3 words). Scoring then uses n-grams up to 3 (with
@@ -69,11 +86,16 @@ def score(hypotheses, references):
     bleu = bleu_metric.corpus_score(hypotheses, refs)
     lc = lc_metric.corpus_score(hypotheses, refs)
     chrf = chrf_metric.corpus_score(hypotheses, refs)
+    moses_metric = BLEU(tokenize="none", lowercase=True, **order)
+    moses = moses_metric.corpus_score(tokenized, [[moses_lc(r, lang) for r in references]])
     return {
         "bleu": float(bleu.score),
         "bleu_signature": str(bleu_metric.get_signature()),
         "bleu_tokenized_lc": float(lc.score),
         "bleu_tokenized_lc_signature": str(lc_metric.get_signature()),
+        "bleu_moses_lc": float(moses.score),
+        "bleu_moses_lc_signature": f"{moses_metric.get_signature()}|{signature(lang)}",
+        "hypotheses_lowercased": preprocess is not None,
         "chrf": float(chrf.score),
         "chrf_signature": str(chrf_metric.get_signature()),
         "bleu_details": {"precisions": [float(p) for p in bleu.precisions], "bp": float(bleu.bp),
@@ -89,10 +111,15 @@ def format_scores(scores):
     lines = [
         f"BLEU               {scores['bleu']:6.2f}  {scores['bleu_signature']}",
         f"BLEU (tok, lc)     {scores['bleu_tokenized_lc']:6.2f}  {scores['bleu_tokenized_lc_signature']}",
+        *([f"BLEU (Moses, lc)   {scores['bleu_moses_lc']:6.2f}  {scores['bleu_moses_lc_signature']}"]
+          if "bleu_moses_lc" in scores else []),
         f"chrF               {scores['chrf']:6.2f}  {scores['chrf_signature']}",
     ]
     if scores.get("note"):
         lines.append(f"note: {scores['note']}")
+    if scores.get("hypotheses_lowercased"):
+        lines.append("note: the model writes lowercased, Moses-tokenized text (its run's preprocess); BLEU and chrF "
+                     "score it Moses-detokenized, still lowercased, against the cased references")
     return "\n".join(lines)
 
 
@@ -122,21 +149,26 @@ def split_pairs(run_info, split, limit=None):
     return sources, references
 
 
-def evaluate(model, tokenizer, sources, references, beam_size=None, alpha=None, batch_size=64):
+def evaluate(model, tokenizer, sources, references, beam_size=None, alpha=None, batch_size=64, preprocess=None,
+             source_lang=None, target_lang=None):
     """Translate `sources` and score them against `references`.
 
     Args:
         beam_size, alpha: decoding settings; None = the model config's (§6.1: 4, 0.6).
+        preprocess, source_lang, target_lang: the run's `DataConfig` settings: the sources
+            are prepared as in training (`tfm.data.preprocess`) and `score` told so.
 
     Returns:
         `(hypotheses, scores)`: list of str and the dict of `score`, plus
         `beam_size`, `alpha` and `seconds` (translation time).
     """
+    from tfm.data.preprocess import preprocess as prepare
+
     translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, batch_size=batch_size)
     start = time.perf_counter()
-    hypotheses = translator(list(sources))
+    hypotheses = translator(prepare(sources, source_lang, preprocess))
     seconds = time.perf_counter() - start
-    scores = score(hypotheses, references)
+    scores = score(hypotheses, references, lang=target_lang, preprocess=preprocess)
     scores.update(beam_size=translator.beam_size, alpha=translator.alpha, seconds=round(seconds, 2))
     return hypotheses, scores
 
@@ -153,3 +185,41 @@ def write_results(run_dir, split, beam_size, hypotheses, scores):
         json.dump(scores, f, indent=2, ensure_ascii=False)
         f.write("\n")
     return stem + ".txt", stem + ".json"
+
+
+def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alpha=None, batch_size=32):
+    """Parse `sources` (sentences, words separated by spaces) and score them the EVALB way (§6.3, Table 4).
+
+    Each output is rebuilt into a well-formed tree with one leaf per word
+    (`tfm.data.ptb_parse.delinearize`; repairs are counted, not hidden), its
+    preterminals labelled with the gold POS tags (EVALB scores no preterminal; its
+    punctuation rule reads them), and scored with `tfm.parsing.bracket_scores`.
+
+    Args:
+        model, tokenizer: a run's model and tokenizer.
+        sources: list of str.
+        gold_trees: list of `nltk.Tree`, the same sentences.
+        beam_size, alpha: decoding settings; None = the model config's (§6.3: 21, 0.3).
+
+    Returns:
+        `(trees, scores)`: the `nltk.Tree`s and the dict of `bracket_scores` plus
+        `repaired` (count), `repair_rate`, `beam_size`, `alpha` and `seconds`.
+    """
+    from tfm.data.ptb_parse import delinearize
+    from tfm.parsing import bracket_scores
+
+    if len(sources) != len(gold_trees):
+        raise ValueError(f"{len(sources)} sentences but {len(gold_trees)} gold trees")
+    translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, batch_size=batch_size)
+    start = time.perf_counter()
+    outputs = translator(list(sources))
+    seconds = time.perf_counter() - start
+    trees, repaired = [], 0
+    for source, output, gold in zip(sources, outputs, gold_trees):
+        tree, fixed = delinearize(output, source.split(), tags=[tag for _, tag in gold.pos()])
+        trees.append(tree)
+        repaired += bool(fixed)
+    scores = bracket_scores(gold_trees, trees)
+    scores.update(repaired=repaired, repair_rate=repaired / max(len(trees), 1), beam_size=translator.beam_size,
+                  alpha=translator.alpha, seconds=round(seconds, 2))
+    return trees, scores

@@ -236,3 +236,29 @@ def parse_report(scores, name="this model", repair_rate=None):
     if repair_rate is not None:
         row += f", {100.0 * repair_rate:.1f}% repaired"
     return "\n".join(lines + [row])
+
+
+def labeled_spans(tree):
+    """`{(label, start, end)}` of every constituent above the preterminals, over all word positions
+    (punctuation kept, unlike EVALB's counting): what `tfm.viz.plot_tree(highlight=...)` takes.
+
+    Args:
+        tree: `nltk.Tree`.
+
+    Returns:
+        set of `(label, start, end)`, `end` exclusive.
+    """
+    spans = set()
+
+    def walk(node, start):
+        if isinstance(node, str):
+            return start + 1
+        end = start
+        for child in node:
+            end = walk(child, end)
+        if not (len(node) == 1 and isinstance(node[0], str)):  # not a preterminal
+            spans.add((str(node.label()), start, end))
+        return end
+
+    walk(tree, 0)
+    return spans

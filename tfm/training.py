@@ -111,7 +111,7 @@ def resolve_settings(config, dataset="numbers", *, tokens_per_batch=None, max_le
                       target_file=_absolute(target_file),
                       max_length=int(config.max_length if max_length is None else max_length),
                       tokens_per_batch=int(config.tokens_per_batch if tokens_per_batch is None else tokens_per_batch),
-                      vocab_size=int(config.vocab_size))
+                      vocab_size=int(config.vocab_size), preprocess=getattr(config, "preprocess", None))
     strategy_name = strategy if isinstance(strategy, str) else type(strategy).__name__
     training = TrainingConfig(
         seed=int(seed), label_smoothing=float(config.label_smoothing), strategy=strategy_name,
@@ -142,8 +142,33 @@ def _load_pairs(data, split):
     kwargs = {}
     if data.dataset == "files":
         kwargs = dict(source_path=data.source_file, target_path=data.target_file)
-    return load_dataset(data.dataset, split, source_lang=data.source_lang, target_lang=data.target_lang,
-                        data_dir=data.data_dir, **kwargs)
+    pairs = load_dataset(data.dataset, split, source_lang=data.source_lang, target_lang=data.target_lang,
+                         data_dir=data.data_dir, **kwargs)
+    if data.preprocess is None:
+        return pairs
+    sources, targets = _preprocessed(pairs, data, split)
+    return tf.data.Dataset.from_tensor_slices((sources, targets))
+
+
+_PREPROCESSED = {}
+
+
+def _preprocessed(pairs, data, split):
+    """Both sides of a split as `data.preprocess` prepares them (`tfm.data.preprocess`), computed once
+    per process: the tokenizer and the batches read the same text."""
+    from tfm.data.preprocess import preprocess
+
+    key = (data, split)
+    if key not in _PREPROCESSED:
+        sources, targets = [], []
+        for source, target in pairs.as_numpy_iterator():
+            sources.append(source.decode("utf-8"))
+            targets.append(target.decode("utf-8"))
+        _PREPROCESSED[key] = (preprocess(sources, data.source_lang, data.preprocess),
+                              preprocess(targets, data.target_lang, data.preprocess))
+        logger.info("%s %s: %d pairs lowercased and Moses-tokenized (%s)", data.dataset, split, len(sources),
+                    data.preprocess)
+    return _PREPROCESSED[key]
 
 
 def _learn_tokenizer(pairs, vocab_size, seed):
