@@ -37,25 +37,19 @@ from common import alternate, median, save_result, timed  # noqa: E402
 CANDIDATES = ("cached+XLA", "cached", "recompute-dec", "recompute-all")
 
 
-class RecomputeAll:
-    """The tutorial's loop as a decodable: the full model on (source, prefix) at every step."""
+def recompute_all(model):
+    """The tutorial's loop as a `tfm.decoding.Decodable`: the full model on (source, prefix) at every step."""
+    from tfm.decoding import TransformerDecodable
 
-    def __init__(self, model):
-        from tfm.decoding import TransformerDecodable
+    class RecomputeAll(TransformerDecodable):
+        def start(self, source_ids, max_steps, use_cache=True):
+            return {"source_ids": source_ids}, {}
 
-        inner = TransformerDecodable(model)
-        self.model = model
-        self.vocab_size = inner.vocab_size
-        self.max_source_length = inner.max_source_length
-        self.max_steps = inner.max_steps
-        self.default_max_extra_length = inner.default_max_extra_length
+        def step(self, sequences, index, static, dynamic, use_cache=True):
+            logits = self.model((static["source_ids"], sequences[:, : index + 1]), training=False)  # (B, t+1, V)
+            return logits[:, -1], dynamic
 
-    def start(self, source_ids, max_steps, use_cache=True):
-        return {"source_ids": source_ids}, {}
-
-    def step(self, sequences, index, static, dynamic, use_cache=True):
-        logits = self.model((static["source_ids"], sequences[:, : index + 1]), training=False)  # (B, t+1, V)
-        return logits[:, -1], dynamic
+    return RecomputeAll(model)
 
 
 def build(preset, sentences, min_len, max_len, seed=0):
@@ -89,7 +83,7 @@ def make_searches(model, beam_size, alpha, extra):
         "cached+XLA": tf.function(search(model, True), jit_compile=True),
         "cached": tf.function(search(model, True)),
         "recompute-dec": tf.function(search(model, False)),
-        "recompute-all": tf.function(search(RecomputeAll(model), False)),
+        "recompute-all": tf.function(search(recompute_all(model), False)),
     }
 
 
