@@ -8,10 +8,10 @@ Four tiny untrained models (1 layer, d_model 32) that together take every value 
     pre_ln_bf16                   True         sinusoidal   True               mixed_bfloat16  the README's recipe
     post_ln_learned_untied_bf16   False        learned      False              mixed_bfloat16
 
-The first three columns form a 2^(3-1) design: each value of each flag appears twice and every
-pair of `norm_first` with another flag appears once. Each flag switches its own layer (the
-LayerNorm placement, the position table, the output projection, the compute dtype), so the
-full product (16 models) would cost test time without reaching more code.
+Each value of each flag appears twice, and `norm_first` meets both values of every other flag
+(`positional` and `share_embeddings` move together: learned positions come untied). Each flag
+switches its own layer (the LayerNorm placement, the position table, the output projection, the
+compute dtype), so the full product (16 models) would cost test time without reaching more code.
 """
 
 import keras

@@ -1,6 +1,7 @@
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -9,6 +10,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from model_variants import build_variant, is_bf16
 
 import tfm
 from tfm import export as tfm_export
@@ -63,6 +65,45 @@ def test_exported_equals_eager(serve, model, tokenizer):
     eager, eager_scores = Translator(model, tokenizer, beam_size=BEAM).translate(SENTENCES, return_scores=True)
     assert translations == eager
     np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
+
+
+# The other variants of tests/model_variants.py (post_ln, beam 2, is the `model` above). One export
+# each, greedy or beam, so float32 and bf16 both meet both searches: the search code is the same
+# function in both routes; what an export can lose is a variant's weights or dtypes.
+VARIANT_BEAM = {"pre_ln_learned_untied": 1, "pre_ln_bf16": 3, "post_ln_learned_untied_bf16": 1}
+VARIANT_MAX_LENGTH = 16  # a multiple of Translator's LENGTH_MULTIPLE: see test_variant_exported_equals_eager
+# Ascending subword lengths (Translator's sorting keeps the order), the last cut at VARIANT_MAX_LENGTH.
+VARIANT_SENTENCES = ["seven", "ninety nine", "three hundred twenty one", "one thousand two hundred five",
+                     " ".join(["seven hundred"] * 20)]
+
+
+@pytest.fixture(scope="module", params=list(VARIANT_BEAM))
+def exported_variant(request, tmp_path_factory, tokenizer):
+    """`(name, model, serve)`: a variant, built and exported once for this module."""
+    name = request.param
+    model = build_variant(name, tokenizer.vocab_size, max_length=VARIANT_MAX_LENGTH, max_extra_length=EXTRA)
+    path = str(tmp_path_factory.mktemp("variant") / name / "1")
+    tfm_export.export((model, tokenizer), path, beam_size=VARIANT_BEAM[name])
+    return name, model, tf.saved_model.load(path).signatures["serving_default"]
+
+
+def test_variant_exported_equals_eager(exported_variant, tokenizer):
+    """Pre-LN, learned positions, untied embeddings and mixed_bfloat16 survive the export.
+
+    Equal, not close, also under bf16: the sentences are in the order Translator sorts them
+    into and the longest is cut at max_length = 16, a multiple of 8, so both routes pad to the
+    same (5, 16) batch and run the same ops on it. (Batches padded to different widths give a
+    softmax over more masked keys, which under bf16 can round an ulp apart and flip a near-tie.)
+    """
+    name, model, serve = exported_variant
+    lengths = [min(n, VARIANT_MAX_LENGTH) for n in tokenizer.tokenize(VARIANT_SENTENCES).row_lengths().numpy()]
+    assert lengths == sorted(lengths) and lengths[-1] == VARIANT_MAX_LENGTH  # the premise above
+    translations, scores = _translate(serve, VARIANT_SENTENCES)
+    translator = Translator(model, tokenizer, beam_size=VARIANT_BEAM[name])
+    eager, eager_scores = translator.translate(VARIANT_SENTENCES, return_scores=True)
+    assert translations == eager
+    np.testing.assert_allclose(scores, eager_scores, rtol=1e-6, atol=1e-6)
+    assert model.compute_dtype == ("bfloat16" if is_bf16(name) else "float32")
 
 
 def _allowed_ops():
@@ -151,7 +192,7 @@ def test_metadata_file(exported):
 
 
 # ---------------------------------------------------------------------------
-# Hostile input: never a crash, always bounded.
+# Hostile input: one text-in/text-out policy (tfm.decoding.text) for the SavedModel and Translator.
 # ---------------------------------------------------------------------------
 def _bound(tokenizer):
     """Longest possible output in characters: (max_length + extra) subwords of the longest piece."""
@@ -159,20 +200,54 @@ def _bound(tokenizer):
     return (MAX_LENGTH + EXTRA) * (longest_piece + 1)
 
 
-def test_hostile_inputs_are_bounded(serve, tokenizer):
-    texts = [
-        "",
-        "   \t  ",
-        " ".join(["seven hundred"] * 1500),  # 3,000 words: truncated to max_length subwords
-        "😀🎉 three \u200f\u202eشلום עולם\u202c hundred",  # emoji, right-to-left marks and scripts
-        "日本語 ☃ zzzz qqq",  # characters the vocabulary has never seen -> [UNK]
-        "\x00\x01 control \x7f",
-    ]
-    translations, scores = _translate(serve, texts)
-    assert len(translations) == len(texts)
+HOSTILE = [
+    "",
+    "  \t ",  # whitespace only
+    " ".join(["seven hundred"] * 1500),  # 3,000 words: cut to max_length subwords
+    "🙂🐕",  # emoji only: outside the vocabulary
+    "שלום עולם",  # right-to-left: Hebrew
+    "مرحبا بالعالم",  # and Arabic
+    "seven 🙂 three \u200f\u202eשלום\u202c hundred",  # mixed, with right-to-left marks
+    "日本語 ☃ zzzz qqq",  # characters the vocabulary has never seen -> [UNK]
+    "\x00\x01 control \x7f",
+    "three hundred twenty one",
+]
+
+
+def test_hostile_inputs_get_the_same_answer_from_both_routes(serve, model, tokenizer, caplog):
+    translations, scores = _translate(serve, HOSTILE)
+    with caplog.at_level("WARNING", logger="tfm.decoding"):
+        eager, eager_scores = Translator(model, tokenizer, beam_size=BEAM).translate(HOSTILE, return_scores=True)
+    assert translations == eager
+    np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
     assert translations[:2] == ["", ""] and list(scores[:2]) == [0.0, 0.0]  # nothing in, nothing out
+    assert caplog.text.count("truncated") == 1 and "index 2" in caplog.text  # the over-long input, said once
     assert all(len(t) <= _bound(tokenizer) for t in translations)
     assert np.all(np.isfinite(scores))
+
+
+def _indices(message):
+    """The indices after INVALID_UTF8 in either route's message: "...strings:] [1 3]" or "...strings: [1, 3]"."""
+    found = re.search(r"indices of the invalid strings:\]?\s*\[([\d ,]*)\]", message)
+    assert found, message
+    return [int(i) for i in re.split(r"[ ,]+", found.group(1).strip())]
+
+
+def test_invalid_utf8_is_refused_alike_or_answered_empty(serve, model, tokenizer):
+    batch = [b"seven", b"\xff\xfe", "three hundred", b"broken \xc3(", "ninety nine"]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not valid UTF-8") as exported_error:
+        serve(text=tf.constant(batch))
+    translator = Translator(model, tokenizer, beam_size=BEAM)
+    with pytest.raises(ValueError, match="not valid UTF-8") as eager_error:
+        translator(batch)
+    assert _indices(exported_error.value.message) == _indices(str(eager_error.value)) == [1, 3]
+    # on_invalid="empty": "" (score nan) for those, the others as in a batch without them.
+    outputs, scores = translator.translate(batch, return_scores=True, on_invalid="empty")
+    valid = [batch[i] for i in (0, 2, 4)]
+    alone, alone_scores = translator.translate(valid, return_scores=True)
+    assert [outputs[i] for i in (1, 3)] == ["", ""] and np.isnan([scores[1], scores[3]]).all()
+    assert [outputs[i] for i in (0, 2, 4)] == alone == _translate(serve, valid)[0]
+    np.testing.assert_allclose([scores[i] for i in (0, 2, 4)], alone_scores, atol=1e-6)
 
 
 def test_empty_batch(serve):
@@ -180,21 +255,19 @@ def test_empty_batch(serve):
     assert translations == [] and scores.shape == (0,)
 
 
-def test_batch_of_256(serve, tokenizer):
+def test_batch_of_256(serve, model, tokenizer):
     rng = np.random.default_rng(0)
     texts = [" ".join(rng.choice(["one", "two", "hundred", "thousand", "ninety", "x"], size=n))
              for n in rng.integers(0, 20, size=256)]
     translations, scores = _translate(serve, texts)
     assert len(translations) == 256 and scores.shape == (256,)
     assert all(len(t) <= _bound(tokenizer) for t in translations)
-    # Each sentence is translated as if it were alone.
-    alone, _ = _translate(serve, texts[:1])
-    assert alone[0] == translations[0]
-
-
-def test_invalid_utf8_is_a_clear_error(serve):
-    with pytest.raises(tf.errors.InvalidArgumentError, match="not valid UTF-8"):
-        serve(text=tf.constant([b"fine", b"\xff\xfe broken \xc3("]))
+    # Every sentence is translated as if its batch-mates were others: Translator sorts by length
+    # into batches of 64, the SavedModel takes all 256 at once.
+    eager, eager_scores = Translator(model, tokenizer, beam_size=BEAM, batch_size=64).translate(
+        texts, return_scores=True)
+    assert translations == eager
+    np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
 
 
 def test_export_command(tmp_path, monkeypatch, model, tokenizer):

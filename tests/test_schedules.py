@@ -8,16 +8,15 @@ import tfm
 from tfm.config import TransformerConfig
 
 
-def eq3(step, d_model=512, warmup=4000):
-    return d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
-
-
-@pytest.mark.parametrize("step", [1, 4000, 40000])
-def test_eq3_at_step_1_warmup_and_10x_warmup(step):
+# eq. 3 at the paper's settings (d_model 512, 4000 warm-up steps), worked by hand:
+#   step 1:      512^-0.5 * 1 * 4000^-1.5     = 0.0441942 * 3.95285e-6 = 1.74693e-7  (warm-up branch)
+#   step 4000:   512^-0.5 * 4000^-0.5         = 0.0441942 * 0.0158114  = 6.98771e-4  (both branches meet)
+#   step 40000:  512^-0.5 * 40000^-0.5        = 0.0441942 * 0.005      = 2.20971e-4  (decay branch)
+@pytest.mark.parametrize("step, rate", [(1, 1.74693e-7), (4000, 6.98771e-4), (40000, 2.20971e-4)])
+def test_eq3_at_step_1_warmup_and_10x_warmup(step, rate):
     schedule = tfm.TransformerSchedule(512, 4000)
     # Keras passes the 0-based iteration; the paper's step is iteration + 1.
-    got = float(schedule(step - 1))
-    assert math.isclose(got, eq3(step), rel_tol=1e-5)
+    assert math.isclose(float(schedule(step - 1)), rate, rel_tol=1e-5)
 
 
 def test_hand_values_and_peak():
@@ -36,8 +35,9 @@ def test_serializable_and_used_by_the_optimizer():
     assert opt.beta_1 == 0.9 and opt.beta_2 == 0.98 and opt.epsilon == 1e-9
     var = keras.Variable(np.ones(2, "float32"))
     opt.apply_gradients([(np.ones(2, "float32"), var)])
-    # First update used step 1, not step 0 (which would give a zero rate).
-    assert math.isclose(float(opt.learning_rate), eq3(2, 64, 400), rel_tol=1e-5)
+    # After one update the rate is step 2's: 64^-0.5 * 2 * 400^-1.5 = 0.125 * 2 / 8000 = 3.125e-5
+    # (so the first update used step 1, not step 0, which would give a zero rate).
+    assert math.isclose(float(opt.learning_rate), 3.125e-5, rel_tol=1e-5)
 
 
 def test_bad_values_named():

@@ -112,6 +112,104 @@ def test_resumed_run_draws_new_batches_and_masks(tmp_path):
     assert abs(resumed - first) > 1e-3, (first, resumed)
 
 
+@pytest.fixture
+def numbers_files(tmp_path):
+    """24 number-word pairs as a "files" corpus: one pass is a few batches of 128 tokens."""
+    from tfm.data.synthetic import number_words_pairs
+
+    en, de = number_words_pairs("validation", max_number=999, num_validation=24, num_test=5)
+    (tmp_path / "train.en").write_text("\n".join(en) + "\n")
+    (tmp_path / "train.de").write_text("\n".join(de) + "\n")
+    return dict(dataset="files", source_file=str(tmp_path / "train.en"), target_file=str(tmp_path / "train.de"),
+                tokens_per_batch=128, strategy="default", verbose=0)
+
+
+def _state(model):
+    """Weights and optimizer variables (Adam's step counter, moments) as NumPy arrays, by path
+    (the optimizer's own name, "adam_2", differs from one session to the next)."""
+    state = {v.path: np.array(v) for v in model.weights}
+    state.update({"optimizer/" + v.path.split("/", 1)[-1]: np.array(v) for v in model.optimizer.variables})
+    return state
+
+
+def _assert_same_state(got, want):
+    assert got.keys() == want.keys()
+    for path in want:
+        np.testing.assert_array_equal(got[path], want[path], err_msg=path)
+
+
+def test_killed_and_resumed_run_equals_the_uninterrupted_one(numbers_files, tmp_path, monkeypatch):
+    """1 epoch, then the same command resumed to 2 == 2 epochs in one call: bitwise, weights, Adam's
+    moments and step counter, and the history (loss, learning rate, iterations).
+
+    Bitwise only with the batch order fixed. An uninterrupted run's epoch 2 is its dataset's second
+    pass, reshuffled (`reshuffle_each_iteration`); a resumed session's epoch 2 is a new dataset's
+    first pass, which tfm seeds on purpose with `stream_seed(seed, 1)` (reseeded with `seed`, it
+    would replay epoch 1's order and dropout masks: test_resumed_run_draws_new_batches_and_masks).
+    With shuffling or dropout the two runs therefore see different batches and masks and agree in
+    distribution only; with `steps_per_epoch` the resumed session also starts its data from the
+    beginning. So here dropout is 0, an epoch is one pass, and the shuffle is turned off (the
+    remaining randomness): then what the backup restores is all a run carries from one session to
+    the next, and the resumed session starts from exactly the state the first one ended with. (A
+    session killed during epoch 2 resumes from that same backup; test_killed_during_second_epoch_...
+    kills a process for real.)
+    """
+    import tfm.training
+
+    unshuffled = tfm.training.bucket_by_token_budget
+    monkeypatch.setattr(tfm.training, "bucket_by_token_budget",
+                        lambda *args, **kwargs: unshuffled(*args, **{**kwargs, "shuffle": False}))
+    config = TransformerConfig.tiny(**SMALL)  # dropout=0.0
+    straight = train(config, output=str(tmp_path / "straight"), epochs=2, **numbers_files)
+
+    class FirstStep(keras.callbacks.Callback):
+        """The state at the first step of the resumed session (after BackupAndRestore, the last callback)."""
+        state = None
+
+        def on_train_batch_begin(self, batch, logs=None):
+            if self.state is None:
+                self.state = _state(self.model)
+
+    first = train(config, output=str(tmp_path / "resumed"), epochs=1, **numbers_files)
+    steps = int(first.model.optimizer.iterations)
+    assert steps >= 3  # a few batches per epoch
+    first_step = FirstStep()
+    resumed = train(config, output=str(tmp_path / "resumed"), epochs=2, callbacks=[first_step], **numbers_files)
+    assert resumed.initial_epoch == 1 and resumed.epochs == 2
+    _assert_same_state(first_step.state, _state(first.model))  # restored exactly, moments and step included
+    _assert_same_state(_state(resumed.model), _state(straight.model))
+    assert int(resumed.model.optimizer.iterations) == 2 * steps
+    a, b = read_history(str(tmp_path / "straight")), read_history(str(tmp_path / "resumed"))
+    for column in ("epoch", "iterations", "learning_rate", "loss", "accuracy"):
+        assert a[column] == b[column], column
+    assert a["iterations"] == [steps, 2 * steps]
+
+
+def test_seq2seq_baseline_trains_loads_and_resumes_from_either_entry_point(numbers_files, tmp_path):
+    """`train(Seq2SeqConfig.tiny())` and `tfm train --model bahdanau --preset tiny` are the same run."""
+    from tfm.models.seq2seq import Seq2Seq, Seq2SeqConfig
+
+    tiny, preset = Seq2SeqConfig.tiny(), make_config("tiny", "bahdanau")
+    for field in ("max_length", "tokens_per_batch", "vocab_size"):  # the same data
+        assert getattr(preset, field) == getattr(tiny, field), field
+    sizes = dict(embedding_dim=8, units=16, attention_units=16)  # see test_set_on_a_seq2seq_preset_...
+    from_python = Seq2SeqConfig.tiny(**sizes)
+    from_cli = make_config("tiny", "bahdanau", overrides=[f"{key}={value}" for key, value in sizes.items()])
+    assert from_cli == from_python
+    run = dict(numbers_files, output=str(tmp_path / "run"), steps_per_epoch=2)
+    first = train(from_python, epochs=1, **run)
+    info = read_run_config(run["output"])
+    assert info["model"] == "bahdanau" and info["data"]["max_length"] == tiny.max_length
+    model, tokenizer, run_info = load_run(run["output"])
+    assert isinstance(model, Seq2Seq) and run_info["config"] == first.config
+    assert tokenizer.vocab_size == first.tokenizer.vocab_size == first.config.vocab_size
+    for got, want in zip(model.get_weights(), first.model.get_weights()):
+        np.testing.assert_array_equal(got, want)
+    resumed = train(from_cli, epochs=2, **run)  # the other entry point's config: accepted as the same run
+    assert resumed.initial_epoch == 1 and resumed.epochs == 2
+    assert read_history(run["output"])["iterations"] == [2, 4]
+
+
 def test_different_config_is_refused_naming_fields(tiny_run):
     run_dir, _ = tiny_run
     with pytest.raises(ValueError, match=r"model_config\.dropout: run has 0\.0, now 0\.2") as error:
@@ -186,6 +284,19 @@ def test_set_overrides_are_typed():
     luong = make_config("tiny", "luong", overrides=["units=32"])
     assert model_name(luong) == "luong" and luong.units == 32 and luong.vocab_size == 1000
     assert model_name(make_config("base", "seq2seq")) == "seq2seq"
+
+
+@pytest.mark.parametrize("override, argument", [("units=16", dict(units=16)),
+                                                ("attention=luong", dict(attention="luong")),
+                                                ("attention=none", dict(attention=None))])
+def test_set_on_a_seq2seq_preset_equals_the_python_preset(override, argument):
+    """`tfm train --model bahdanau --preset tiny --set units=16` must build `Seq2SeqConfig.tiny(units=16)`:
+    the attention width follows the units, Luong gets its "general" score, no attention takes no score.
+    (Fails today: Seq2SeqConfig stores its resolved `score` and `attention_units`, and the
+    `dataclasses.replace` of `apply_overrides` carries the preset's resolved values over.)"""
+    from tfm.models.seq2seq import Seq2SeqConfig
+
+    assert make_config("tiny", "bahdanau", overrides=[override]) == Seq2SeqConfig.tiny(**argument)
 
 
 @pytest.mark.parametrize("item, message", [

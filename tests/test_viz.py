@@ -23,6 +23,7 @@ def test_attention_heatmap_takes_tensors_and_labels(tmp_path):
     assert isinstance(fig, matplotlib.figure.Figure)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
     np.testing.assert_allclose(ax.images[0].get_array(), weights.numpy())
     fig.savefig(tmp_path / "w.png")
     assert (tmp_path / "w.png").stat().st_size > 0
@@ -33,7 +34,9 @@ def test_attention_heads_grid_has_one_panel_per_head_and_hides_the_rest():
     fig = viz.plot_attention_heads(weights, ncols=4, key_labels=list("vwxyz"), title="heads")
     visible = [ax for ax in fig.axes if ax.axison]
     assert len(visible) == 6 and len(fig.axes) == 8
-    assert visible[5].get_title() == "head 5"
+    assert [ax.get_title() for ax in visible] == [f"head {i}" for i in range(6)]
+    for head, ax in enumerate(visible):
+        np.testing.assert_allclose(ax.images[0].get_array(), weights[head])
 
 
 def test_shape_and_label_errors_name_the_bad_values():

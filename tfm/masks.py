@@ -63,6 +63,8 @@ def merge_masks(key_mask=None, query_mask=None, causal=False, query_length=None,
         q = ops.expand_dims(ops.cast(query_mask, "bool"), 2)  # (B, T) -> (B, T, 1)
         mask = q if mask is None else ops.logical_and(mask, q)
     if causal:
+        if query_length is None and query_mask is None:
+            raise ValueError("merge_masks(causal=True) needs the query length: pass query_mask or query_length")
         t = query_length if query_length is not None else ops.shape(query_mask)[1]
         s = key_length if key_length is not None else (
             ops.shape(key_mask)[1] if key_mask is not None else t

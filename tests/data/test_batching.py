@@ -14,7 +14,8 @@ BUDGET, MAX_LENGTH = 400, 48
 
 @pytest.fixture(scope="module")
 def texts():
-    """~1000 number-word and word-sequence pairs, plus one 10,000-token line and one empty side."""
+    """~1000 number-word and word-sequence pairs (2 to 12 subwords a side), then the only three a
+    batcher must drop: a 10,000-token source, a 10,000-token target, an empty source."""
     en, de = number_words_pairs("validation", max_number=9999, num_validation=700, num_test=10)
     src, tgt = sequence_task_pairs("test", num_examples=300, max_length=12)
     sources = en + src + ["alpha " * 10_000, "bravo charlie", ""]
@@ -39,21 +40,17 @@ def bucketed(pairs, synthetic_tokenizer):
 
 
 def expected_pairs(texts, tokenizer):
-    """Token-id pairs that fit, by the same rule the batcher documents."""
-    sources, targets = (tokenizer.tokenize(list(side)).to_list() for side in texts)
-    return collections.Counter((tuple(s), tuple(t)) for s, t in zip(sources, targets)
-                               if 0 < len(s) <= MAX_LENGTH and 0 < len(t) and len(t) + 1 <= MAX_LENGTH)
+    """Every pair but the last three (see `texts`), as token ids."""
+    sources, targets = (tokenizer.tokenize(list(side[:-3])).to_list() for side in texts)
+    return collections.Counter((tuple(s), tuple(t)) for s, t in zip(sources, targets))
 
 
-def test_report_counts_the_long_and_empty_pairs(bucketed, texts, synthetic_tokenizer):
+def test_report_counts_the_long_and_empty_pairs(bucketed, texts):
     _, report = bucketed
-    source_lengths, target_lengths = (synthetic_tokenizer.tokenize(list(side)).row_lengths().numpy() for side in texts)
-    too_long = int(np.sum((source_lengths > MAX_LENGTH) | (target_lengths + 1 > MAX_LENGTH)))
-    assert (report.num_pairs, report.too_long, report.empty) == (len(texts[0]), too_long, 1)
-    assert too_long >= 2  # the two 10,000-word lines, at least
-    assert report.kept == report.num_pairs - too_long - 1 and report.filtered == too_long + 1
-    assert report.longest_source >= 10_000 and report.longest_target >= 10_001
-    assert f"filtered {too_long} longer than max_length={MAX_LENGTH} and 1 empty" in str(report)
+    assert (report.num_pairs, report.too_long, report.empty) == (len(texts[0]), 2, 1)
+    assert report.kept == report.num_pairs - 3 and report.filtered == 3
+    assert report.longest_source == 10_000 and report.longest_target == 10_001  # T = subwords + 1 (START / END)
+    assert f"filtered 2 longer than max_length={MAX_LENGTH} and 1 empty" in str(report)
 
 
 def test_each_batch_within_budget_and_padded_to_its_longest(bucketed):
@@ -108,7 +105,8 @@ def test_batch_multiple_splits_full_batches_evenly(pairs, synthetic_tokenizer):
                                               max_length=MAX_LENGTH, drop_remainder=True, pad_to_bucket=True,
                                               batch_multiple=3)
     sizes = [(source.shape[0], source.shape[1]) for (source, _), _ in dataset]
-    assert sizes and all(b % 3 == 0 and b == max(3, BUDGET // length // 3 * 3) for b, length in sizes)
+    # The largest multiple of 3 within the budget (every bucket here fits at least 8 rows).
+    assert sizes and all(b % 3 == 0 and b * length <= BUDGET < (b + 3) * length for b, length in sizes)
     with pytest.raises(ValueError, match="batch_multiple=0"):
         batching.bucket_by_token_budget(pairs, synthetic_tokenizer, batch_multiple=0)
 

@@ -10,11 +10,15 @@ def first(dataset):
     return source.numpy().decode(), target.numpy().decode()
 
 
+def pairs(dataset):
+    return [(source.decode(), target.decode()) for source, target in dataset.as_numpy_iterator()]
+
+
 def test_generated_tasks():
-    source, target = first(load_dataset("reverse", "train", num_examples=3))
-    assert target.split() == source.split()[::-1]
-    source, target = first(load_dataset("copy", "test", num_examples=3))
-    assert source == target
+    reverse = pairs(load_dataset("reverse", "train", num_examples=3))
+    assert len(reverse) == 3 and all(target.split() == source.split()[::-1] for source, target in reverse)
+    copy = pairs(load_dataset("copy", "test", num_examples=3))
+    assert len(copy) == 3 and all(source == target for source, target in copy)
     en, de = first(load_dataset("numbers", "val", max_number=99, num_validation=5, num_test=5))
     de2, en2 = first(load_dataset("numbers", "val", source_lang="de", max_number=99, num_validation=5, num_test=5))
     assert (en, de) == (en2, de2)

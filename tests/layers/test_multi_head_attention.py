@@ -1,4 +1,3 @@
-import keras
 import numpy as np
 import pytest
 from layer_testing import run_layer_test
@@ -85,4 +84,3 @@ def test_cross_cache_equals_direct(value_dim):
 def test_bad_sizes_named():
     with pytest.raises(ValueError, match="num_heads=0"):
         MultiHeadAttention(num_heads=0, key_dim=4)
-    keras.config.set_dtype_policy("float32")

@@ -32,11 +32,16 @@ def batch():
 
 # Config -----------------------------------------------------------------------
 def test_config_defaults_are_resolved():
-    assert Seq2SeqConfig(vocab_size=100).score == "additive"
-    assert Seq2SeqConfig(vocab_size=100).attention_units == 256
-    assert Seq2SeqConfig(vocab_size=100, attention="luong").score == "general"
-    assert Seq2SeqConfig(vocab_size=100, attention="luong").attention_units is None
-    assert Seq2SeqConfig(vocab_size=100, attention=None).score is None
+    assert Seq2SeqConfig(vocab_size=100).resolved_score == "additive"
+    assert Seq2SeqConfig(vocab_size=100).resolved_attention_units == 256
+    assert Seq2SeqConfig(vocab_size=100, attention="luong").resolved_score == "general"
+    assert Seq2SeqConfig(vocab_size=100, attention="luong").resolved_attention_units is None
+    # What was built is what a saved config says, and it loads back to the same model settings.
+    saved = Seq2SeqConfig(vocab_size=100, units=32).to_dict()
+    assert (saved["score"], saved["attention_units"]) == ("additive", 32)
+    loaded = Seq2SeqConfig.from_dict(saved)
+    assert (loaded.resolved_score, loaded.resolved_attention_units) == ("additive", 32)
+    assert Seq2SeqConfig(vocab_size=100, attention=None).resolved_score is None
 
 
 def test_config_presets_and_json(tmp_path):
@@ -48,7 +53,8 @@ def test_config_presets_and_json(tmp_path):
     path = tmp_path / "config.json"
     lu.to_json(path)
     assert Seq2SeqConfig.from_json(path) == lu
-    assert dataclasses.replace(lu, dropout=0.3).dropout == 0.3
+    with pytest.raises(ValueError, match="dropout=1.5"):  # variants made with replace are validated too
+        dataclasses.replace(lu, dropout=1.5)
 
 
 @pytest.mark.parametrize(

@@ -198,20 +198,22 @@ class Translator:
             ends with `[END]`), `translation` (str), and the arrays of
             `attention_maps` for this sentence (batch axis removed).
         """
-        row = self.encode([sentence])[0]
-        ids = np.asarray(row, np.int32)[np.newaxis, :]
-        if ids.shape[1] == 0:
-            ids = np.zeros((1, 1), np.int32)
+        rows, has_source, _ = self.prepare([sentence])
+        row = rows[0]
+        ids = text_rules.pad_source(tf.ragged.constant([[int(t) for t in row]], dtype=tf.int32, ragged_rank=1))
+        ids = ids.numpy()  # (1, S), S >= 1
         result = self.search_ids(ids)
-        n = int(result["lengths"][0])
+        # Nothing to translate: no output tokens (only END), as `translate` answers "".
+        n = int(result["lengths"][0]) if has_source[0] else 0
         output = result["sequences"][:, :n]
+        translation, _ = text_rules.finish(self.tokenizer, output, result["scores"][:1], tf.constant(has_source))
         maps = attention_maps(self.model, ids, output)
         tokens = lambda x: [t.decode("utf-8", errors="replace") for t in  # noqa: E731
                             self.tokenizer.id_to_token(tf.constant(x, tf.int32)).numpy()]
         return {
             "source_tokens": tokens(row),
             "target_tokens": tokens(list(output[0]) + [END_ID]),
-            "translation": self.tokenizer.detokenize(tf.constant(output)).numpy()[0].decode("utf-8", "replace"),
+            "translation": translation.numpy()[0].decode("utf-8", "replace"),
             **{name: [w[0] for w in weights] for name, weights in maps.items()},
         }
 

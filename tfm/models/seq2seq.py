@@ -20,13 +20,16 @@ from tfm.layers.rnn_encoder import RNNEncoder, check_rnn_args, states_per_layer
 from tfm.masks import padding_mask
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class Seq2SeqConfig(ConfigIO):
-    """Every size of a `Seq2Seq` model; validated on creation, defaults resolved.
+    """Every size of a `Seq2Seq` model; validated on creation.
 
     Presets: `sutskever()`, `bahdanau()`, `luong()` (the papers' settings) and `tiny()`;
-    `dataclasses.replace` gives variants. `score` and `attention_units` come back
-    resolved (e.g. `score=None` with Bahdanau attention reads `"additive"`).
+    `dataclasses.replace` gives variants. `score` and `attention_units` keep what was
+    given (None = the attention's default), so a variant re-derives them: `--set units=16`
+    widens the additive score too, `--set attention=luong` gets Luong's "general" score.
+    `resolved_score` / `resolved_attention_units` are what gets built, and what `to_dict`
+    writes (so a saved config says what was built).
     """
 
     PRESETS = ("sutskever", "bahdanau", "luong", "tiny")
@@ -75,9 +78,28 @@ class Seq2SeqConfig(ConfigIO):
                 f"keys of width 2 * units = {2 * self.units} and the decoder queries of width units = "
                 f"{self.units}; use score='general' or 'additive', or bidirectional=False"
             )
-        # Store the resolved defaults so logged configs say what was built.
-        object.__setattr__(self, "score", score)
-        object.__setattr__(self, "attention_units", attention_units)
+
+    @property
+    def resolved_score(self):
+        """The attention score built: `score`, or the attention's default ("additive" / "general"); None without."""
+        return resolve_attention_args(self.attention, self.score, self.units, self.attention_units,
+                                      self.input_feeding)[0]
+
+    @property
+    def resolved_attention_units(self):
+        """The additive score's width built: `attention_units`, or `units`; None for other scores."""
+        return resolve_attention_args(self.attention, self.score, self.units, self.attention_units,
+                                      self.input_feeding)[1]
+
+    def to_dict(self):
+        """Fields as a dict, with `score` and `attention_units` resolved to what is built."""
+        return {**super().to_dict(), "score": self.resolved_score, "attention_units": self.resolved_attention_units}
+
+    def __eq__(self, other):  # equal when they build the same model (`score=None` == its default)
+        return type(other) is type(self) and self.to_dict() == other.to_dict()
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.to_dict().items())))
 
     # Presets: the papers' settings -----------------------------------------
     @classmethod
@@ -164,8 +186,8 @@ class Seq2Seq(keras.Model):
                 keras.layers.Dense(c.units, activation="tanh", name=f"bridge_{i}", dtype=dtype) for i in range(n)
             ]
         self.decoder = RNNDecoder(
-            c.vocab_size, c.embedding_dim, c.units, cell=c.cell, attention=c.attention, score=c.score,
-            attention_units=c.attention_units, input_feeding=c.input_feeding, num_layers=c.num_layers,
+            c.vocab_size, c.embedding_dim, c.units, cell=c.cell, attention=c.attention, score=c.resolved_score,
+            attention_units=c.resolved_attention_units, input_feeding=c.input_feeding, num_layers=c.num_layers,
             dropout=c.dropout, name="decoder", dtype=dtype,
         )
 
