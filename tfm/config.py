@@ -65,6 +65,14 @@ class ConfigIO:
             return cls.from_dict(json.load(f))
 
 
+def check_positive_ints(config, names):
+    """Raises ValueError naming the first of `names` whose value in `config` is not a positive int."""
+    for name in names:
+        value = getattr(config, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ValueError(f"{name}={value!r} must be a positive int")
+
+
 def check_recipe(config):
     """Validates the data, training and decoding fields both model configs carry.
 
@@ -74,10 +82,7 @@ def check_recipe(config):
     Raises:
         ValueError: naming the field and its bad value.
     """
-    for name in ("max_length", "tokens_per_batch", "beam_size", "checkpoints_to_average"):
-        value = getattr(config, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-            raise ValueError(f"{name}={value!r} must be a positive int")
+    check_positive_ints(config, ("max_length", "tokens_per_batch", "beam_size", "checkpoints_to_average"))
     if not isinstance(config.max_extra_length, int) or config.max_extra_length < 0:
         raise ValueError(f"max_extra_length={config.max_extra_length!r} must be an int >= 0")
     if not 0.0 <= config.label_smoothing < 1.0:
@@ -130,10 +135,7 @@ class TransformerConfig(ConfigIO):
 
     def __post_init__(self):
         check_recipe(self)
-        for name in ("num_layers", "d_model", "num_heads", "d_ff", "vocab_size", "warmup_steps"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name}={value!r} must be a positive int")
+        check_positive_ints(self, ("num_layers", "d_model", "num_heads", "d_ff", "vocab_size", "warmup_steps"))
         for name in ("key_dim", "value_dim"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value <= 0):
@@ -258,10 +260,7 @@ class DataConfig(ConfigIO):
     def __post_init__(self):
         if self.preprocess is not None and self.preprocess not in PREPROCESSORS:
             raise ValueError(f"preprocess={self.preprocess!r}: expected None or one of {list(PREPROCESSORS)}")
-        for name in ("max_length", "tokens_per_batch", "vocab_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name}={value!r} must be a positive int")
+        check_positive_ints(self, ("max_length", "tokens_per_batch", "vocab_size"))
         if self.max_length < 2:
             raise ValueError(f"max_length={self.max_length}: need at least 2 (one subword + START/END); "
                              "use --max-length 2 or more")

@@ -14,7 +14,7 @@ import dataclasses
 
 import keras
 
-from tfm.config import ConfigIO, check_recipe
+from tfm.config import ConfigIO, check_positive_ints, check_recipe
 from tfm.layers.rnn_decoder import RNNDecoder, resolve_attention_args
 from tfm.layers.rnn_encoder import RNNEncoder, check_rnn_args, states_per_layer
 from tfm.masks import padding_mask
@@ -62,10 +62,7 @@ class Seq2SeqConfig(ConfigIO):
             raise ValueError(f"learning_rate={self.learning_rate!r} must be positive")
         if self.clipnorm is not None and not self.clipnorm > 0:
             raise ValueError(f"clipnorm={self.clipnorm!r} must be positive or None")
-        for name in ("vocab_size", "embedding_dim", "units"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"{name}={value!r} must be a positive int")
+        check_positive_ints(self, ("vocab_size", "embedding_dim", "units"))
         if self.vocab_size < 5:
             raise ValueError(f"vocab_size={self.vocab_size} leaves no room beyond the 4 reserved ids")
         check_rnn_args(self.cell, self.num_layers, self.dropout)
