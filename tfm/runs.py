@@ -29,6 +29,7 @@ import keras
 
 from tfm import __version__
 from tfm.config import DataConfig, TrainingConfig
+from tfm.data.subword_tokenizer import SubwordTokenizer
 from tfm.models.registry import build_model, config_class
 
 logger = logging.getLogger("tfm.runs")
@@ -299,8 +300,6 @@ def build_float32_model(config):
 
 def load_tokenizer(run_dir, config):
     """The run's `SubwordTokenizer`, checked against the model's vocabulary size."""
-    from tfm.data.subword_tokenizer import SubwordTokenizer
-
     tokenizer = SubwordTokenizer.load(os.path.join(run_dir, TOKENIZER_DIR))
     if tokenizer.vocab_size != config.vocab_size:
         raise ValueError(f"{run_dir}: the tokenizer has {tokenizer.vocab_size} ids but the model "

@@ -35,6 +35,7 @@ import re
 import shutil
 import warnings
 
+import h5py
 import keras
 import numpy as np
 import tensorflow as tf
@@ -205,8 +206,6 @@ def _start_run(run_dir, config, data, training, is_chief):
 
 # Step 5: where the run stands -----------------------------------------------------
 def _readable_weights(path):
-    import h5py
-
     try:
         with h5py.File(path, "r"):
             return True
