@@ -32,7 +32,9 @@ import os
 import time
 
 from tfm.data import load_dataset
+from tfm.data.ptb_parse import delinearize
 from tfm.decoding import Translator
+from tfm.parsing import bracket_scores
 
 SPLITS = {"val": "validation", "validation": "validation", "test": "test"}
 
@@ -86,7 +88,7 @@ def score(hypotheses, references, lang=None, preprocess=None):
     bleu = bleu_metric.corpus_score(hypotheses, refs)
     lc = lc_metric.corpus_score(hypotheses, refs)
     chrf = chrf_metric.corpus_score(hypotheses, refs)
-    moses_metric = BLEU(tokenize="none", lowercase=True, **order)
+    moses_metric = BLEU(tokenize="none", lowercase=True, force=True, **order)  # force: tokenized on purpose
     moses = moses_metric.corpus_score(tokenized, [[moses_lc(r, lang) for r in references]])
     return {
         "bleu": float(bleu.score),
@@ -205,9 +207,6 @@ def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alph
         `(trees, scores)`: the `nltk.Tree`s and the dict of `bracket_scores` plus
         `repaired` (count), `repair_rate`, `beam_size`, `alpha` and `seconds`.
     """
-    from tfm.data.ptb_parse import delinearize
-    from tfm.parsing import bracket_scores
-
     if len(sources) != len(gold_trees):
         raise ValueError(f"{len(sources)} sentences but {len(gold_trees)} gold trees")
     translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, batch_size=batch_size)
