@@ -32,6 +32,8 @@ import os
 import time
 
 from tfm.data import load_dataset
+from tfm.data.preprocess import detokenize, moses_lc, signature
+from tfm.data.preprocess import preprocess as prepare  # `preprocess` names an argument here
 from tfm.data.ptb_parse import delinearize
 from tfm.decoding import Translator
 from tfm.parsing import bracket_scores
@@ -63,8 +65,6 @@ def score(hypotheses, references, lang=None, preprocess=None):
         lengths) and `sentences`.
     """
     from sacrebleu.metrics import BLEU, CHRF
-
-    from tfm.data.preprocess import detokenize, moses_lc, signature
 
     hypotheses, references = list(hypotheses), list(references)
     if len(hypotheses) != len(references):
@@ -164,8 +164,6 @@ def evaluate(model, tokenizer, sources, references, beam_size=None, alpha=None, 
         `(hypotheses, scores)`: list of str and the dict of `score`, plus
         `beam_size`, `alpha` and `seconds` (translation time).
     """
-    from tfm.data.preprocess import preprocess as prepare
-
     translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, batch_size=batch_size)
     start = time.perf_counter()
     hypotheses = translator(prepare(sources, source_lang, preprocess))

@@ -44,6 +44,7 @@ from tfm import __version__, runs
 from tfm.callbacks import EpochCheckpoint, HistoryCSV, NaNGuard
 from tfm.config import DataConfig, TrainingConfig
 from tfm.data import bucket_by_token_budget, load_dataset, train_tokenizer
+from tfm.data.preprocess import preprocess
 from tfm.distribute import make_strategy, multi_worker_fit_scope, precision_policy, worker_role
 from tfm.losses import LabelSmoothedCrossEntropy
 from tfm.metrics import MaskedAccuracy
@@ -157,8 +158,6 @@ _PREPROCESSED = {}
 def _preprocessed(pairs, data, split):
     """Both sides of a split as `data.preprocess` prepares them (`tfm.data.preprocess`), computed once
     per process: the tokenizer and the batches read the same text."""
-    from tfm.data.preprocess import preprocess
-
     key = (data, split)
     if key not in _PREPROCESSED:
         sources, targets = [], []
