@@ -154,10 +154,11 @@ def test_killed_and_resumed_run_equals_the_uninterrupted_one(numbers_files, tmp_
     session killed during epoch 2 resumes from that same backup; test_killed_during_second_epoch_...
     kills a process for real.)
     """
+    import tfm.data.pipeline
     import tfm.training
 
-    unshuffled = tfm.training.bucket_by_token_budget
-    monkeypatch.setattr(tfm.training, "bucket_by_token_budget",
+    unshuffled = tfm.data.pipeline.bucket_by_token_budget
+    monkeypatch.setattr(tfm.data.pipeline, "bucket_by_token_budget",
                         lambda *args, **kwargs: unshuffled(*args, **{**kwargs, "shuffle": False}))
     config = TransformerConfig.tiny(**SMALL)  # dropout=0.0
     straight = train(config, output=str(tmp_path / "straight"), epochs=2, **numbers_files)

@@ -15,8 +15,8 @@ the run folder (fresh, or the same configuration resumed) -> strategy ->
 tokenizer -> where the run stands -> datasets (outside the strategy) -> model,
 optimizer and `compile` inside `strategy.scope()` -> `fit` with the run folder's
 callbacks. The folder's files are `tfm.runs`' contract; the callbacks are in
-`tfm.callbacks`, strategies and precision in `tfm.distribute`, averaging in
-`tfm.checkpoints`.
+`tfm.callbacks`, the data side in `tfm.data.pipeline`, strategies and precision in
+`tfm.distribute`, averaging in `tfm.checkpoints`.
 
 Running the same command again on a RUN resumes it from the last finished epoch (a
 run killed during an epoch loses that epoch only) and trains up to `epochs`. A
@@ -31,20 +31,17 @@ import importlib.util
 import json
 import logging
 import os
-import re
 import shutil
 import warnings
 
 import h5py
 import keras
-import numpy as np
 import tensorflow as tf
 
 from tfm import __version__, runs
 from tfm.callbacks import EpochCheckpoint, HistoryCSV, NaNGuard
 from tfm.config import DataConfig, TrainingConfig
-from tfm.data import bucket_by_token_budget, load_dataset, train_tokenizer
-from tfm.data.preprocess import preprocess
+from tfm.data.pipeline import learn_tokenizer, load_pairs, make_datasets
 from tfm.distribute import make_strategy, multi_worker_fit_scope, precision_policy, worker_role
 from tfm.losses import LabelSmoothedCrossEntropy
 from tfm.metrics import MaskedAccuracy
@@ -140,55 +137,11 @@ def _existing_run(run_dir, requested):
     return existing
 
 
-def _load_pairs(data, split):
-    kwargs = {}
-    if data.dataset == "files":
-        kwargs = dict(source_path=data.source_file, target_path=data.target_file)
-    pairs = load_dataset(data.dataset, split, source_lang=data.source_lang, target_lang=data.target_lang,
-                         data_dir=data.data_dir, **kwargs)
-    if data.preprocess is None:
-        return pairs
-    sources, targets = _preprocessed(pairs, data, split)
-    return tf.data.Dataset.from_tensor_slices((sources, targets))
-
-
-_PREPROCESSED = {}
-
-
-def _preprocessed(pairs, data, split):
-    """Both sides of a split as `data.preprocess` prepares them (`tfm.data.preprocess`), computed once
-    per process: the tokenizer and the batches read the same text."""
-    key = (data, split)
-    if key not in _PREPROCESSED:
-        sources, targets = [], []
-        for source, target in pairs.as_numpy_iterator():
-            sources.append(source.decode("utf-8"))
-            targets.append(target.decode("utf-8"))
-        _PREPROCESSED[key] = (preprocess(sources, data.source_lang, data.preprocess),
-                              preprocess(targets, data.target_lang, data.preprocess))
-        logger.info("%s %s: %d pairs lowercased and Moses-tokenized (%s)", data.dataset, split, len(sources),
-                    data.preprocess)
-    return _PREPROCESSED[key]
-
-
-def _learn_tokenizer(pairs, vocab_size, seed):
-    try:
-        return train_tokenizer(pairs, vocab_size, seed=seed)
-    except ValueError as error:
-        found = re.search(r"value <= (\d+)", str(error))
-        if not found:
-            raise
-        cap = int(found.group(1))
-        logger.warning("the training text allows at most %d subwords: using vocab_size=%d instead of %d",
-                       cap, cap, vocab_size)
-        return train_tokenizer(pairs, cap, seed=seed)
-
-
 def _start_run(run_dir, config, data, training, is_chief):
     """A fresh run: learns the tokenizer, then writes tokenizer/ and config.json (chief only)."""
     if is_chief:
         runs.remove_leftovers(run_dir)
-    tokenizer = _learn_tokenizer(_load_pairs(data, "train"), config.vocab_size, training.seed)
+    tokenizer = learn_tokenizer(load_pairs(data, "train"), config.vocab_size, training.seed)
     config = dataclasses.replace(config, vocab_size=tokenizer.vocab_size)
     data = dataclasses.replace(data, vocab_size=tokenizer.vocab_size)
     if is_chief:
@@ -282,27 +235,6 @@ def stream_seed(seed, done_before):
 
 
 # Steps 6-7: datasets and the compiled model --------------------------------------------
-def make_datasets(data, tokenizer, training, replicas, validation=True):
-    """`(train_batches, val_batches or None)`: token-budget buckets, built outside the strategy.
-
-    Full batches split evenly across replicas (Keras builds the model from the first
-    batch with a cross-replica reduce that needs equal shapes on every replica).
-    """
-    batching = dict(tokens_per_batch=data.tokens_per_batch, max_length=data.max_length, cache=True,
-                    pad_to_bucket=training.xla, batch_multiple=replicas)
-    train_batches = bucket_by_token_budget(_load_pairs(data, "train"), tokenizer, shuffle=True,
-                                           seed=training.seed, **batching)
-    if training.steps_per_epoch:
-        train_batches = train_batches.repeat()  # epochs of steps_per_epoch batches continue through the data
-    if not validation or data.dataset == "files":
-        return train_batches, None
-    val_batches = bucket_by_token_budget(_load_pairs(data, "validation"), tokenizer, **batching)
-    # A known length spares Keras' "ran out of data" warning and gives the progress bar its total.
-    count = int(val_batches.reduce(np.int64(0), lambda n, _: n + 1))
-    val_batches = val_batches.apply(tf.data.experimental.assert_cardinality(count)) if count else None
-    return train_batches, val_batches
-
-
 def compile_model(config, strategy, training):
     """`(model, shadow)`: the model compiled under `strategy` and the precision policy, and a
     float32 copy that writes weights-only checkpoints."""

@@ -1,0 +1,88 @@
+"""A run's data side: its corpus split as `DataConfig` names it, the shared tokenizer, the batches.
+
+    pairs = load_pairs(data, "train")                       # preprocessed as `data.preprocess` says
+    tokenizer = learn_tokenizer(pairs, data.vocab_size, seed=0)
+    train_batches, val_batches = make_datasets(data, tokenizer, training, replicas=1)
+
+Used by `tfm.training.train`, outside the strategy (§5.1: batches by token budget).
+"""
+
+import logging
+import re
+
+import numpy as np
+import tensorflow as tf
+
+from tfm.data.batching import bucket_by_token_budget
+from tfm.data.datasets import load_dataset
+from tfm.data.preprocess import preprocess
+from tfm.data.subword_tokenizer import train_tokenizer
+
+logger = logging.getLogger("tfm.data.pipeline")
+
+
+def load_pairs(data, split):
+    """The `(source, target)` string pairs of a `DataConfig`'s split, preprocessed as it says."""
+    kwargs = {}
+    if data.dataset == "files":
+        kwargs = dict(source_path=data.source_file, target_path=data.target_file)
+    pairs = load_dataset(data.dataset, split, source_lang=data.source_lang, target_lang=data.target_lang,
+                         data_dir=data.data_dir, **kwargs)
+    if data.preprocess is None:
+        return pairs
+    sources, targets = _preprocessed(pairs, data, split)
+    return tf.data.Dataset.from_tensor_slices((sources, targets))
+
+
+_PREPROCESSED = {}
+
+
+def _preprocessed(pairs, data, split):
+    """Both sides of a split as `data.preprocess` prepares them (`tfm.data.preprocess`), computed once
+    per process: the tokenizer and the batches read the same text."""
+    key = (data, split)
+    if key not in _PREPROCESSED:
+        sources, targets = [], []
+        for source, target in pairs.as_numpy_iterator():
+            sources.append(source.decode("utf-8"))
+            targets.append(target.decode("utf-8"))
+        _PREPROCESSED[key] = (preprocess(sources, data.source_lang, data.preprocess),
+                              preprocess(targets, data.target_lang, data.preprocess))
+        logger.info("%s %s: %d pairs lowercased and Moses-tokenized (%s)", data.dataset, split, len(sources),
+                    data.preprocess)
+    return _PREPROCESSED[key]
+
+
+def learn_tokenizer(pairs, vocab_size, seed):
+    """`train_tokenizer`, capped (with a warning) at the vocabulary size the text allows."""
+    try:
+        return train_tokenizer(pairs, vocab_size, seed=seed)
+    except ValueError as error:
+        found = re.search(r"value <= (\d+)", str(error))
+        if not found:
+            raise
+        cap = int(found.group(1))
+        logger.warning("the training text allows at most %d subwords: using vocab_size=%d instead of %d",
+                       cap, cap, vocab_size)
+        return train_tokenizer(pairs, cap, seed=seed)
+
+
+def make_datasets(data, tokenizer, training, replicas, validation=True):
+    """`(train_batches, val_batches or None)`: token-budget buckets, built outside the strategy.
+
+    Full batches split evenly across replicas (Keras builds the model from the first
+    batch with a cross-replica reduce that needs equal shapes on every replica).
+    """
+    batching = dict(tokens_per_batch=data.tokens_per_batch, max_length=data.max_length, cache=True,
+                    pad_to_bucket=training.xla, batch_multiple=replicas)
+    train_batches = bucket_by_token_budget(load_pairs(data, "train"), tokenizer, shuffle=True,
+                                           seed=training.seed, **batching)
+    if training.steps_per_epoch:
+        train_batches = train_batches.repeat()  # epochs of steps_per_epoch batches continue through the data
+    if not validation or data.dataset == "files":
+        return train_batches, None
+    val_batches = bucket_by_token_budget(load_pairs(data, "validation"), tokenizer, **batching)
+    # A known length spares Keras' "ran out of data" warning and gives the progress bar its total.
+    count = int(val_batches.reduce(np.int64(0), lambda n, _: n + 1))
+    val_batches = val_batches.apply(tf.data.experimental.assert_cardinality(count)) if count else None
+    return train_batches, val_batches
