@@ -192,7 +192,7 @@ def test_exported_model_wants_a_1d_batch_and_tensorflow_text(run, tmp_path):
     assert cli.main(["export", "--run", run, "--output", path]) == 0
     serve = tf.saved_model.load(path).signatures["serving_default"]
     for bad in (tf.constant("seven"), tf.constant([["seven", "three"]])):
-        with pytest.raises((tf.errors.InvalidArgumentError, ValueError), match="1-D batch of strings|shape"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="1-D batch of strings"):
             serve(text=bad)
     probe = f"import tensorflow as tf\ntry:\n    tf.saved_model.load({path!r})\nexcept Exception as e:\n    print(e)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
