@@ -39,16 +39,16 @@ def test_detokenize_undoes_the_tokenization_but_not_the_case(text, lang):
 
 def test_training_pairs_are_preprocessed(tmp_path):
     """What the tokenizer learns from and the batches hold: both sides, each in its language."""
-    from tfm.training import _load_pairs
+    from tfm.data.pipeline import load_pairs
 
     (tmp_path / "s.en").write_text("A Dog's Toy.\nTwo MEN, smiling.\n")
     (tmp_path / "t.de").write_text("Ein Spielzeug.\nZwei Männer, lächelnd.\n")
     data = DataConfig(dataset="files", source_file=str(tmp_path / "s.en"), target_file=str(tmp_path / "t.de"),
                       source_lang="en", target_lang="de", preprocess="moses_lc")
-    pairs = [(s.decode(), t.decode()) for s, t in _load_pairs(data, "train").as_numpy_iterator()]
+    pairs = [(s.decode(), t.decode()) for s, t in load_pairs(data, "train").as_numpy_iterator()]
     assert pairs == [("a dog 's toy .", "ein spielzeug ."), ("two men , smiling .", "zwei männer , lächelnd .")]
     plain = DataConfig(dataset="files", source_file=data.source_file, target_file=data.target_file)
-    assert next(_load_pairs(plain, "train").as_numpy_iterator())[0] == b"A Dog's Toy."
+    assert next(load_pairs(plain, "train").as_numpy_iterator())[0] == b"A Dog's Toy."
 
 
 class EchoTranslator:
