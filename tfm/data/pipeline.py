@@ -70,19 +70,42 @@ def learn_tokenizer(pairs, vocab_size, seed):
 def make_datasets(data, tokenizer, training, replicas, validation=True):
     """`(train_batches, val_batches or None)`: token-budget buckets, built outside the strategy.
 
-    Full batches split evenly across replicas (Keras builds the model from the first
-    batch with a cross-replica reduce that needs equal shapes on every replica).
+    Every batch splits evenly across replicas (Keras builds the model from the first
+    batch with a cross-replica reduce that needs equal shapes on every replica, and a
+    replica given no pair would average its loss over no tokens): full batches are sized
+    so, and a bucket's last, part-filled batch of an epoch is cut to a multiple of
+    `replicas` (`split_evenly`).
     """
     batching = dict(tokens_per_batch=data.tokens_per_batch, max_length=data.max_length, cache=True,
                     pad_to_bucket=training.xla, batch_multiple=replicas)
-    train_batches = bucket_by_token_budget(load_pairs(data, "train"), tokenizer, shuffle=True,
-                                           seed=training.seed, **batching)
+    train_batches = split_evenly(bucket_by_token_budget(load_pairs(data, "train"), tokenizer, shuffle=True,
+                                                        seed=training.seed, **batching), replicas)
     if training.steps_per_epoch:
         train_batches = train_batches.repeat()  # epochs of steps_per_epoch batches continue through the data
     if not validation or data.dataset == "files":
         return train_batches, None
-    val_batches = bucket_by_token_budget(load_pairs(data, "validation"), tokenizer, **batching)
+    val_batches = split_evenly(bucket_by_token_budget(load_pairs(data, "validation"), tokenizer, **batching),
+                               replicas)
     # A known length spares Keras' "ran out of data" warning and gives the progress bar its total.
     count = int(val_batches.reduce(np.int64(0), lambda n, _: n + 1))
     val_batches = val_batches.apply(tf.data.experimental.assert_cardinality(count)) if count else None
     return train_batches, val_batches
+
+
+def split_evenly(batches, replicas):
+    """`batches` with each batch cut to a multiple of `replicas` pairs (batches left empty are dropped).
+
+    Only the last, part-filled batch of a bucket can be cut: at most `replicas - 1` pairs
+    per bucket per epoch go unused (other ones each epoch, the data being shuffled). A
+    small corpus can start an epoch with such a batch, e.g. one pair for two replicas.
+    """
+    replicas = int(replicas)
+    if replicas == 1:
+        return batches
+
+    def cut(inputs, target_out):
+        source_ids, target_in = inputs
+        keep = tf.shape(source_ids)[0] // replicas * replicas
+        return (source_ids[:keep], target_in[:keep]), target_out[:keep]
+
+    return batches.map(cut).filter(lambda inputs, target_out: tf.shape(target_out)[0] > 0)
