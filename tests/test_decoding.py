@@ -346,3 +346,21 @@ def test_attention_translation_is_the_translators(text_model, tokenizer):
     translator = decoding.Translator(text_model, tokenizer, beam_size=1)
     sentences = ["three hundred twenty one", "", " \t "]
     assert [translator.attention(s)["translation"] for s in sentences] == translator(sentences)
+
+
+@pytest.mark.parametrize("search, kwargs", [(decoding.greedy_search, {}),
+                                            (decoding.beam_search, dict(beam_size=3, return_all=True)),
+                                            (decoding.beam_search, dict(beam_size=2, alpha=1.0))])
+def test_dynamic_shapes_equal_static(transformer, search, kwargs):
+    """Finished sentences leaving the batch and caches that grow give what the static search gives."""
+    rng = np.random.default_rng(3)
+    ids = rng.integers(4, VOCAB, size=(6, 9)).astype("int32")
+    for i, n in enumerate([9, 1, 4, 7, 2, 5]):  # outputs end at different steps
+        ids[i, n:] = 0
+    graph = lambda static: _numpy(_graph(search, model=transformer, static_shapes=static, **kwargs)(ids))  # noqa: E731
+    dynamic, static = graph(False), graph(True)
+    assert set(dynamic) == set(static)
+    for key in static:
+        if key != "steps":
+            np.testing.assert_allclose(dynamic[key], static[key], atol=1e-5, err_msg=key)
+    assert dynamic["steps"] == static["steps"]

@@ -33,7 +33,11 @@ class Decodable:
 
     def start(self, source_ids, max_steps, use_cache=True):
         """`source_ids (B, S)` -> `(static, dynamic)` state: static is copied to every beam once,
-        dynamic is reordered with the beams at every step."""
+        dynamic is reordered with the beams at every step.
+
+        `max_steps` is an int tensor when the search keeps static shapes (under XLA),
+        or None when it runs with dynamic shapes: then caches may grow with each step and
+        rows of the state may be dropped between steps (a finished sentence leaves the batch)."""
         raise NotImplementedError
 
     def step(self, sequences, index, static, dynamic, use_cache=True):
@@ -67,8 +71,11 @@ class TransformerDecodable(Decodable):
         memory, source_mask = self.model.encode(source_ids, training=False)  # (B, S, D), (B, S)
         if not use_cache:
             return {"memory": memory, "source_mask": source_mask}, {}
-        cache = self.model.init_cache(memory, max_steps)
-        return {"cross": cache["cross"], "source_mask": source_mask}, {"self": cache["self"]}
+        # Static shapes: caches of max_steps zeros, written in place. Dynamic: caches of no
+        # positions that grow by one per step, so step t attends over t + 1 keys, not T_max.
+        cache = self.model.init_cache(memory, 0 if max_steps is None else max_steps)
+        key = "self" if max_steps is not None else "self_growing"
+        return {"cross": cache["cross"], "source_mask": source_mask}, {key: cache["self"]}
 
     def step(self, sequences, index, static, dynamic, use_cache=True):
         """`sequences` int `(B, T_max + 1)` (START + outputs so far), `index` = position to feed."""
@@ -78,9 +85,14 @@ class TransformerDecodable(Decodable):
             return logits[:, -1], dynamic  # (B, t + 1, V) -> (B, V)
         # gather, not sequences[:, i:i+1]: XLA must see a static width of 1.
         tokens = tf.gather(sequences, index, axis=1)[:, tf.newaxis]  # (B, L) -> (B, 1): only the newest token
-        cache = {"self": dynamic["self"], "cross": static["cross"]}
+        growing = "self_growing" in dynamic
+        caches = dynamic["self_growing" if growing else "self"]
+        if growing:  # (B, 2, N, t, H) -> (B, 2, N, t + 1, H): one empty slot for position t = index
+            caches = [tf.concat([c, tf.zeros(tf.tensor_scatter_nd_update(tf.shape(c), [[3]], [1]), c.dtype)], 3)
+                      for c in caches]
+        cache = {"self": caches, "cross": static["cross"]}
         logits, cache = self.model.decode_step(tokens, index, cache, static["source_mask"])
-        return logits, {"self": cache["self"]}
+        return logits, {"self_growing" if growing else "self": cache["self"]}
 
     def attention(self, source_ids, decoder_input_ids):
         """Teacher-forced weights: dict of per-layer lists of `(B, N, T|S, T|S)` arrays."""

@@ -140,9 +140,74 @@ def _start_sequences(batch_shape, max_steps):
 
 
 # ---------------------------------------------------------------------------
+# Dynamic shapes: finished sentences leave the batch, caches grow one position per step
+# ---------------------------------------------------------------------------
+def _in_xla():
+    """True while tracing inside `tf.function(jit_compile=True)`: XLA needs static shapes."""
+    try:
+        from tensorflow.python.ops import control_flow_util  # no public equivalent
+    except ImportError:  # pragma: no cover
+        return False
+    return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
+
+
+def _use_static_shapes(static_shapes, use_cache):
+    if static_shapes is None:
+        return _in_xla() or not use_cache
+    return bool(static_shapes)
+
+
+def _relaxed(structure):
+    """Loop-variable shape invariants: every dimension may change but the last (a feature width)."""
+    def invariant(t):
+        rank = t.shape.rank
+        return tf.TensorShape([None] * (rank - 1) + list(t.shape[-1:]) if rank > 1 else [None] * rank)
+    return tf.nest.map_structure(invariant, structure)
+
+
+def _rows(keep, per_sentence=1):
+    """int32 row indices of the sentences where `keep (b,)` holds, `per_sentence` rows each (beams)."""
+    kept = tf.cast(tf.where(keep)[:, 0], tf.int32)  # (b',)
+    if per_sentence == 1:
+        return kept
+    return tf.reshape(kept[:, tf.newaxis] * per_sentence + tf.range(per_sentence), [-1])  # (b' * K,)
+
+
+def _take(structure, rows):
+    return tf.nest.map_structure(lambda t: tf.gather(t, rows, axis=0), structure)
+
+
+def _store(outputs, positions, results, which):
+    """`outputs[name][positions[i]] = results[name][i]` for every sentence `i` where `which (b,)` holds."""
+    rows = _rows(which)
+    index = tf.gather(positions, rows)[:, tf.newaxis]  # (b', 1): each sentence's place in the batch
+    return {name: tf.tensor_scatter_nd_update(out, index, tf.gather(results[name], rows))
+            for name, out in outputs.items()}
+
+
+def _retire(done, state, outputs, results, per_sentence):
+    """Finished sentences leave the batch: their `results` go to `outputs`, every tensor of `state`
+    (`sentence`: one row per sentence; `rows`: `per_sentence` rows each) keeps the others' rows."""
+    def retire():
+        stored = _store(outputs, state["sentence"]["position"], results, done)
+        keep = tf.logical_not(done)
+        return {"sentence": _take(state["sentence"], _rows(keep)),
+                "rows": _take(state["rows"], _rows(keep, per_sentence))}, stored
+    return tf.cond(tf.reduce_any(done), retire, lambda: (state, outputs))
+
+
+def _loop(cond, body, loop_vars, static_shapes):
+    """`tf.while_loop`, with relaxed shape invariants when the batch shrinks and the caches grow."""
+    if static_shapes:
+        return tf.while_loop(cond, body, loop_vars)
+    return tf.while_loop(cond, body, loop_vars, shape_invariants=_relaxed(loop_vars))
+
+
+# ---------------------------------------------------------------------------
 # Greedy search
 # ---------------------------------------------------------------------------
-def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, return_logits=False):
+def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, return_logits=False,
+                  static_shapes=None):
     """The most likely next token at every step, until END (or the length limit).
 
     Args:
@@ -153,46 +218,63 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
         use_cache: bool. `False` recomputes the decoder over the prefix at every
             step (graph mode only; not under XLA).
         return_logits: bool. Also return the raw logits of every step `(B, T_max, V)`.
+        static_shapes: bool or None. True: every buffer keeps its shape for the whole
+            search (what XLA needs). False: finished sentences leave the batch and the
+            caches grow a position per step (faster). None: static under XLA and
+            without a cache, dynamic otherwise. The results are the same.
 
     Returns:
         dict of tensors: `sequences` int32 `(B, T_max)` (no START / END, 0-padded),
         `lengths` int32 `(B,)`, `scores` float32 `(B,)` = `log P(Y | X)` with END,
-        `steps` int32 scalar (loop iterations run), [`logits`].
+        `steps` int32 scalar (loop iterations run), [`logits`: zeros after a
+        sentence's END step].
     """
     decodable = as_decodable(model)
+    static_shapes = _use_static_shapes(static_shapes, use_cache)
     source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
     batch = tf.shape(source_ids)[0]
-    static, dynamic = decodable.start(source_ids, max_steps, use_cache)
+    static, dynamic = decodable.start(source_ids, max_steps if static_shapes else None, use_cache)
 
-    sequences = _start_sequences([batch], max_steps)  # (B, T_max + 1)
-    finished = tf.zeros([batch], tf.bool)
-    scores = tf.zeros([batch], tf.float32)
-    logits_buffer = (tf.zeros([batch, max_steps, decodable.vocab_size], tf.float32)
-                     if return_logits else tf.zeros([0]))
+    sentence = {
+        "position": tf.range(batch), "limit": limits,
+        "sequence": _start_sequences([batch], max_steps),  # (B, T_max + 1)
+        "finished": tf.zeros([batch], tf.bool), "score": tf.zeros([batch], tf.float32),
+    }
+    if return_logits:
+        sentence["logits"] = tf.zeros([batch, max_steps, decodable.vocab_size], tf.float32)
+    state = {"sentence": sentence, "rows": {"static": static, "dynamic": dynamic}}
+    outputs = {name: tf.zeros_like(sentence[name]) for name in ("sequence", "score", "logits") if name in sentence}
 
-    def cond(index, sequences, finished, scores, dynamic, logits_buffer):
+    def cond(index, state, outputs):
+        finished = state["sentence"]["finished"]
         return tf.logical_and(index < max_steps, tf.logical_not(tf.reduce_all(finished)))
 
-    def body(index, sequences, finished, scores, dynamic, logits_buffer):
-        logits, dynamic = decodable.step(sequences, index, static, dynamic, use_cache)  # (B, V)
-        log_probs = _log_probs(logits, index, limits)  # (B, V)
-        tokens = tf.argmax(log_probs, axis=-1, output_type=tf.int32)  # (B,)
-        token_log_probs = tf.gather(log_probs, tokens, axis=1, batch_dims=1)  # (B,)
-        scores += tf.where(finished, 0.0, token_log_probs)
-        tokens = tf.where(finished, PAD_ID, tokens)
-        sequences = _write_column(sequences, index + 1, tokens)
-        if return_logits:  # (B, T_max, V) += one_hot(t) (1, T_max, 1) * (B, 1, V)
+    def body(index, state, outputs):
+        s, rows = dict(state["sentence"]), state["rows"]
+        logits, dynamic = decodable.step(s["sequence"], index, rows["static"], rows["dynamic"], use_cache)  # (b, V)
+        log_probs = _log_probs(logits, index, s["limit"])  # (b, V)
+        tokens = tf.argmax(log_probs, axis=-1, output_type=tf.int32)  # (b,)
+        token_log_probs = tf.gather(log_probs, tokens, axis=1, batch_dims=1)  # (b,)
+        s["score"] += tf.where(s["finished"], 0.0, token_log_probs)
+        tokens = tf.where(s["finished"], PAD_ID, tokens)
+        s["sequence"] = _write_column(s["sequence"], index + 1, tokens)
+        if return_logits:  # (b, T_max, V) += one_hot(t) (1, T_max, 1) * (b, 1, V); zeros once finished
             one_hot = tf.one_hot(index, max_steps)[tf.newaxis, :, tf.newaxis]
-            logits_buffer += one_hot * tf.cast(logits, tf.float32)[:, tf.newaxis, :]
-        finished = tf.logical_or(finished, tf.equal(tokens, END_ID))
-        return index + 1, sequences, finished, scores, dynamic, logits_buffer
+            step_logits = tf.where(s["finished"][:, tf.newaxis], 0.0, tf.cast(logits, tf.float32))
+            s["logits"] += one_hot * step_logits[:, tf.newaxis, :]
+        s["finished"] = tf.logical_or(s["finished"], tf.equal(tokens, END_ID))
+        state = {"sentence": s, "rows": {"static": rows["static"], "dynamic": dynamic}}
+        if not static_shapes:
+            state, outputs = _retire(s["finished"], state, outputs, s, per_sentence=1)
+        return index + 1, state, outputs
 
-    steps, sequences, finished, scores, _, logits_buffer = tf.while_loop(
-        cond, body, (tf.constant(0), sequences, finished, scores, dynamic, logits_buffer))
-    tokens, lengths = _finalize(sequences)
-    result = {"sequences": tokens, "lengths": lengths, "scores": scores, "steps": steps}
+    steps, state, outputs = _loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
+    everyone = tf.ones_like(state["sentence"]["finished"])  # the sentences still in the batch at the end
+    outputs = _store(outputs, state["sentence"]["position"], state["sentence"], everyone)
+    tokens, lengths = _finalize(outputs["sequence"])
+    result = {"sequences": tokens, "lengths": lengths, "scores": outputs["score"], "steps": steps}
     if return_logits:
-        result["logits"] = logits_buffer
+        result["logits"] = outputs["logits"]
     return result
 
 
@@ -204,8 +286,23 @@ def _gather_beams(tensor, indices):
     return tf.gather(tensor, indices, axis=1, batch_dims=1)
 
 
+def _sentence_done(index, alive_log_probs, finished_scores, limits, alpha, fill=False):
+    """(b,) True where no alive hypothesis can still beat the worst finished one (with `fill`,
+    and all `k` finished slots are taken: the k best, not only the best, are decided)."""
+    # Alive log-probs (<= 0) only fall as tokens are added, so dividing the best one by the
+    # largest penalty still reachable (at the limit for alpha >= 0, now for alpha < 0) bounds
+    # any score an alive hypothesis can finish with.
+    reachable_lp = tf.maximum(length_penalty(limits + 1, alpha), length_penalty(index + 1, alpha))  # (b,)
+    best_alive = alive_log_probs[:, 0] / reachable_lp  # (b,)
+    is_finished = finished_scores > NEG_INF
+    worst_finished = tf.reduce_min(tf.where(is_finished, finished_scores, np.inf), axis=1)  # (b,)
+    any_finished = (tf.reduce_all if fill else tf.reduce_any)(is_finished, axis=1)
+    return tf.logical_or(tf.logical_and(any_finished, worst_finished >= best_alive),
+                         tf.equal(best_alive, NEG_INF))
+
+
 def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True,
-                return_all=False, return_logits=False):
+                return_all=False, return_logits=False, static_shapes=None):
     """Beam search with the GNMT length penalty (§6.1: beam 4, α = 0.6).
 
     Args:
@@ -216,8 +313,11 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         max_extra_length: int. Output limit = source length + this (default: the
             model config's, 50).
         use_cache: bool. As in `greedy_search`.
-        return_all: bool. Also return all `k` finished hypotheses, best first.
+        return_all: bool. Also return all `k` finished hypotheses, best first (the
+            search then runs until all k are decided, not only the best).
         return_logits: bool. Also return the raw step logits of the best hypothesis `(B, T_max, V)`.
+        static_shapes: bool or None. As in `greedy_search`: dynamic shapes let a
+            sentence leave the batch once its search is decided.
 
     Returns:
         dict of tensors: `sequences` int32 `(B, T_max)` (no START / END, 0-padded),
@@ -228,108 +328,110 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
     decodable = as_decodable(model)
     k = check_beam_size(beam_size, decodable.vocab_size)
     alpha = check_length_penalty(alpha)
+    static_shapes = _use_static_shapes(static_shapes, use_cache)
     vocab = decodable.vocab_size
     source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
     batch = tf.shape(source_ids)[0]
-    flat = batch * k  # N = B * K rows in the model's batch
 
-    static, dynamic = decodable.start(source_ids, max_steps, use_cache)
+    static, dynamic = decodable.start(source_ids, max_steps if static_shapes else None, use_cache)
     # Every beam of sentence b sits at row b * K + j.
     tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731
-    static = tf.nest.map_structure(tile, static)
-    dynamic = tf.nest.map_structure(tile, dynamic)
-    flat_limits = tile(limits)  # (N,)
+    rows = {"static": tf.nest.map_structure(tile, static), "dynamic": tf.nest.map_structure(tile, dynamic),
+            "limit": tile(limits)}  # (N = B * K, ...)
 
     alive_seq = _start_sequences([batch, k], max_steps)  # (B, K, T_max + 1)
-    # Only beam 0 is live at the start, so the first step expands one hypothesis, not k copies.
-    alive_log_probs = tf.tile(tf.constant([[0.0] + [NEG_INF] * (k - 1)]), [batch, 1])  # (B, K)
-    finished_seq = tf.zeros_like(alive_seq)
-    finished_scores = tf.fill([batch, k], NEG_INF)
-    empty = tf.zeros([0])
-    logits_shape = [batch, k, max_steps, vocab]
-    alive_logits = tf.zeros(logits_shape) if return_logits else empty
-    finished_logits = tf.zeros(logits_shape) if return_logits else empty
+    sentence = {
+        "position": tf.range(batch), "limit": limits, "steps": tf.zeros([batch], tf.int32),
+        "alive_seq": alive_seq,
+        # Only beam 0 is live at the start, so the first step expands one hypothesis, not k copies.
+        "alive_log_probs": tf.tile(tf.constant([[0.0] + [NEG_INF] * (k - 1)]), [batch, 1]),  # (B, K)
+        "finished_seq": tf.zeros_like(alive_seq), "finished_scores": tf.fill([batch, k], NEG_INF),
+    }
+    if return_logits:
+        sentence["alive_logits"] = tf.zeros([batch, k, max_steps, vocab])
+        sentence["finished_logits"] = tf.zeros([batch, k, max_steps, vocab])
+    state = {"sentence": sentence, "rows": rows}
+    outputs = {name: value for name, value in sentence.items() if name not in ("position", "limit")}
 
-    def sentence_done(index, alive_log_probs, finished_scores):
-        """(B,) True where no alive hypothesis can still beat the worst finished one."""
-        # Alive log-probs (<= 0) only fall as tokens are added, so dividing the best one by the
-        # largest penalty still reachable (at the limit for alpha >= 0, now for alpha < 0) bounds
-        # any score an alive hypothesis can finish with.
-        reachable_lp = tf.maximum(length_penalty(limits + 1, alpha), length_penalty(index + 1, alpha))  # (B,)
-        best_alive = alive_log_probs[:, 0] / reachable_lp  # (B,)
-        is_finished = finished_scores > NEG_INF
-        worst_finished = tf.reduce_min(tf.where(is_finished, finished_scores, np.inf), axis=1)  # (B,)
-        any_finished = tf.reduce_any(is_finished, axis=1)
-        return tf.logical_or(tf.logical_and(any_finished, worst_finished >= best_alive),
-                             tf.equal(best_alive, NEG_INF))
-
-    def cond(index, alive_seq, alive_log_probs, finished_seq, finished_scores, dynamic, alive_logits,
-             finished_logits):
-        done = sentence_done(index, alive_log_probs, finished_scores)
+    def cond(index, state, outputs):
+        s = state["sentence"]
+        if not static_shapes:  # decided sentences have left the batch
+            return tf.logical_and(index < max_steps, tf.size(s["position"]) > 0)
+        done = _sentence_done(index, s["alive_log_probs"], s["finished_scores"], s["limit"], alpha, return_all)
         return tf.logical_and(index < max_steps, tf.logical_not(tf.reduce_all(done)))
 
-    def body(index, alive_seq, alive_log_probs, finished_seq, finished_scores, dynamic, alive_logits,
-             finished_logits):
-        flat_seq = tf.reshape(alive_seq, [flat, -1])  # (B, K, L) -> (N, L)
-        logits, dynamic = decodable.step(flat_seq, index, static, dynamic, use_cache)  # (N, V)
-        log_probs = _log_probs(logits, index, flat_limits)  # (N, V)
-        log_probs = tf.reshape(log_probs, [batch, k, vocab])  # (N, V) -> (B, K, V)
-        candidates = alive_log_probs[:, :, tf.newaxis] + log_probs  # (B, K, V)
-        candidates = tf.reshape(candidates, [batch, k * vocab])  # (B, K, V) -> (B, K*V)
+    def body(index, state, outputs):
+        s, r = dict(state["sentence"]), state["rows"]
+        active = tf.shape(s["position"])[0]  # b: sentences still searching
+        flat_seq = tf.reshape(s["alive_seq"], [active * k, -1])  # (b, K, L) -> (N, L)
+        logits, dynamic = decodable.step(flat_seq, index, r["static"], r["dynamic"], use_cache)  # (N, V)
+        log_probs = _log_probs(logits, index, r["limit"])  # (N, V)
+        log_probs = tf.reshape(log_probs, [active, k, vocab])  # (N, V) -> (b, K, V)
+        candidates = s["alive_log_probs"][:, :, tf.newaxis] + log_probs  # (b, K, V)
+        candidates = tf.reshape(candidates, [active, k * vocab])  # (b, K, V) -> (b, K*V)
         # The 2k best continuations: even if k of them end, k remain to stay alive.
-        top_log_probs, top_ids = tf.math.top_k(candidates, k=2 * k)  # (B, 2K)
-        top_beams = top_ids // vocab  # (B, 2K)
-        top_tokens = top_ids % vocab  # (B, 2K)
-        top_seq = _write_column(_gather_beams(alive_seq, top_beams), index + 1, top_tokens)  # (B, 2K, L)
+        top_log_probs, top_ids = tf.math.top_k(candidates, k=2 * k)  # (b, 2K)
+        top_beams = top_ids // vocab  # (b, 2K)
+        top_tokens = top_ids % vocab  # (b, 2K)
+        top_seq = _write_column(_gather_beams(s["alive_seq"], top_beams), index + 1, top_tokens)  # (b, 2K, L)
         ends = tf.equal(top_tokens, END_ID)
-        if return_logits:  # (B, 2K, T_max, V): this step's logits written at column `index`
-            step_logits = tf.reshape(tf.cast(logits, tf.float32), [batch, k, 1, vocab])
+        if return_logits:  # (b, 2K, T_max, V): this step's logits written at column `index`
+            step_logits = tf.reshape(tf.cast(logits, tf.float32), [active, k, 1, vocab])
             one_hot = tf.one_hot(index, max_steps)[tf.newaxis, tf.newaxis, :, tf.newaxis]
-            top_logits = _gather_beams(alive_logits + one_hot * step_logits, top_beams)
+            top_logits = _gather_beams(s["alive_logits"] + one_hot * step_logits, top_beams)
 
         # Alive: the best k that did not end.
-        alive_log_probs, alive_pos = tf.math.top_k(tf.where(ends, NEG_INF, top_log_probs), k=k)  # (B, K)
-        alive_seq = _gather_beams(top_seq, alive_pos)  # (B, K, L)
-        source_beams = _gather_beams(top_beams, alive_pos)  # (B, K): which old beam each came from
-        rows = tf.reshape(source_beams + tf.range(batch)[:, tf.newaxis] * k, [flat])  # (N,)
-        dynamic = tf.nest.map_structure(lambda x: tf.gather(x, rows, axis=0), dynamic)
+        s["alive_log_probs"], alive_pos = tf.math.top_k(tf.where(ends, NEG_INF, top_log_probs), k=k)  # (b, K)
+        s["alive_seq"] = _gather_beams(top_seq, alive_pos)  # (b, K, L)
+        source_beams = _gather_beams(top_beams, alive_pos)  # (b, K): which old beam each came from
+        beam_rows = tf.reshape(source_beams + tf.range(active)[:, tf.newaxis] * k, [-1])  # (N,)
+        dynamic = _take(dynamic, beam_rows)
 
         # Finished: the best k among the old finished and those that ended now.
-        new_scores = tf.where(ends, top_log_probs / length_penalty(index + 1, alpha), NEG_INF)  # (B, 2K)
-        scores = tf.concat([finished_scores, new_scores], axis=1)  # (B, 3K)
-        finished_scores, finished_pos = tf.math.top_k(scores, k=k)  # ties keep the older hypothesis
-        finished_seq = _gather_beams(tf.concat([finished_seq, top_seq], axis=1), finished_pos)
+        new_scores = tf.where(ends, top_log_probs / length_penalty(index + 1, alpha), NEG_INF)  # (b, 2K)
+        scores = tf.concat([s["finished_scores"], new_scores], axis=1)  # (b, 3K)
+        s["finished_scores"], finished_pos = tf.math.top_k(scores, k=k)  # ties keep the older hypothesis
+        s["finished_seq"] = _gather_beams(tf.concat([s["finished_seq"], top_seq], axis=1), finished_pos)
         if return_logits:
-            alive_logits = _gather_beams(top_logits, alive_pos)
-            finished_logits = _gather_beams(tf.concat([finished_logits, top_logits], axis=1), finished_pos)
-        return (index + 1, alive_seq, alive_log_probs, finished_seq, finished_scores, dynamic, alive_logits,
-                finished_logits)
+            s["alive_logits"] = _gather_beams(top_logits, alive_pos)
+            s["finished_logits"] = _gather_beams(tf.concat([s["finished_logits"], top_logits], axis=1),
+                                                 finished_pos)
+        s["steps"] = tf.fill([active], index + 1)
+        state = {"sentence": s, "rows": {"static": r["static"], "dynamic": dynamic, "limit": r["limit"]}}
+        if not static_shapes:
+            done = _sentence_done(index + 1, s["alive_log_probs"], s["finished_scores"], s["limit"], alpha,
+                                  return_all)
+            state, outputs = _retire(done, state, outputs, s, per_sentence=k)
+        return index + 1, state, outputs
 
-    loop_vars = (tf.constant(0), alive_seq, alive_log_probs, finished_seq, finished_scores, dynamic,
-                 alive_logits, finished_logits)
-    (steps, alive_seq, alive_log_probs, finished_seq, finished_scores, _, alive_logits,
-     finished_logits) = tf.while_loop(cond, body, loop_vars)
+    steps, state, outputs = _loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
+    everyone = tf.ones_like(state["sentence"]["position"], tf.bool)
+    out = _store(outputs, state["sentence"]["position"], state["sentence"], everyone)
 
     # Every sentence finishes (END is forced at its limit); fall back to alive all the same.
+    finished_scores = out["finished_scores"]
     has_finished = finished_scores[:, 0] > NEG_INF  # (B,)
-    alive_scores = alive_log_probs / length_penalty(steps, alpha)
-    best_seq = tf.where(has_finished[:, tf.newaxis], finished_seq[:, 0], alive_seq[:, 0])
+    alive_scores = out["alive_log_probs"][:, 0] / length_penalty(out["steps"], alpha)
+    best_seq = tf.where(has_finished[:, tf.newaxis], out["finished_seq"][:, 0], out["alive_seq"][:, 0])
     tokens, lengths = _finalize(best_seq)
     result = {"sequences": tokens, "lengths": lengths, "steps": steps,
-              "scores": tf.where(has_finished, finished_scores[:, 0], alive_scores[:, 0])}
+              "scores": tf.where(has_finished, finished_scores[:, 0], alive_scores)}
     if return_all:
-        all_tokens, _ = _finalize(tf.reshape(finished_seq, [flat, -1]))
+        all_tokens, _ = _finalize(tf.reshape(out["finished_seq"], [batch * k, -1]))
         result["all_sequences"] = tf.reshape(all_tokens, [batch, k, -1])
         result["all_scores"] = finished_scores
     if return_logits:
-        result["logits"] = tf.where(has_finished[:, tf.newaxis, tf.newaxis], finished_logits[:, 0],
-                                    alive_logits[:, 0])
+        result["logits"] = tf.where(has_finished[:, tf.newaxis, tf.newaxis], out["finished_logits"][:, 0],
+                                    out["alive_logits"][:, 0])
     return result
 
 
-def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True):
-    """`greedy_search` when `beam_size == 1`, else `beam_search`: dict with `sequences`, `lengths`, `scores`."""
+def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True, **kwargs):
+    """`greedy_search` when `beam_size == 1`, else `beam_search`: dict with `sequences`, `lengths`, `scores`.
+
+    `kwargs` (`static_shapes`, `return_logits`; `return_all` for beams) go to the search."""
     if int(beam_size) == 1:
-        return greedy_search(model, source_ids, max_extra_length=max_extra_length, use_cache=use_cache)
+        kwargs.pop("return_all", None)
+        return greedy_search(model, source_ids, max_extra_length=max_extra_length, use_cache=use_cache, **kwargs)
     return beam_search(model, source_ids, beam_size=beam_size, alpha=alpha, max_extra_length=max_extra_length,
-                       use_cache=use_cache)
+                       use_cache=use_cache, **kwargs)
