@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export TF_CPP_MIN_LOG_LEVEL := 2
 
-.PHONY: demo test test-fast bench bench-deps clean-notebooks venv
+.PHONY: demo test test-fast bench bench-deps clean-notebooks venv course
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,12 @@ $(BENCH_DEPS): | $(STAMP)
 	$(PY) -m pip install --quiet --target benchmarks/.deps --no-deps keras-hub==0.32.0 torch==2.13.0 \
 	    tokenizers regex kagglehub kagglesdk==0.1.28 sympy mpmath networkx jinja2 markupsafe fsspec filelock huggingface_hub
 	touch $(BENCH_DEPS)
+
+# Every notebook executed in the full setting (TFM_FAST unset), copies with outputs in docs/course/
+# (hours on two CPU cores). Data: $TFM_DATA_DIR, else a temporary copy of ../shared/data.
+# `make course NOTEBOOKS="05 09"` redoes some; tests/test_course.py checks the copies against notebooks/.
+course: $(STAMP)
+	$(PY) tools/make_course.py $(NOTEBOOKS)
 
 clean-notebooks: $(STAMP)
 	$(VENV)/bin/jupyter nbconvert --clear-output --inplace notebooks/*.ipynb

@@ -1,0 +1,141 @@
+"""The executed course in docs/course/: each copy equals its source notebook and is no older than it.
+
+`make course` (tools/make_course.py) writes the copies and records in each the SHA-256 of its
+source's cells; here every copy present is checked against `notebooks/`, and the checking
+function itself is tried on made-up notebooks (so it is tested even before any copy exists).
+
+    .venv/bin/python -m pytest -q tests/test_course.py
+"""
+
+import copy
+import importlib.util
+import json
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+COURSE_DIR = ROOT / "docs" / "course"
+COPIES = sorted(COURSE_DIR.glob("*.ipynb"))
+MAX_COURSE_MB = 8
+
+_spec = importlib.util.spec_from_file_location("make_course", ROOT / "tools" / "make_course.py")
+make_course = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_course)
+
+
+def notebook(*cells):
+    """A minimal nbformat-4 notebook from `("markdown" | "code", source)` pairs."""
+    return {"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+            "cells": [{"cell_type": kind, "metadata": {}, "source": source,
+                       **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+                      for kind, source in cells]}
+
+
+@pytest.fixture
+def source_and_copy(tmp_path):
+    """A source notebook, and its copy as make_course leaves it (outputs, counts, the record), both on disk."""
+    source = notebook(("markdown", "# 99 · A test\n"), ("code", ["import os\n", "FAST = os.environ.get('TFM_FAST')"]),
+                      ("markdown", "Loss 1.23 in the full run."), ("code", "print(2 + 2)"))
+    executed = copy.deepcopy(source)
+    for count, cell in enumerate((c for c in executed["cells"] if c["cell_type"] == "code"), start=1):
+        cell["execution_count"] = count
+        cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "4\n"}]
+    make_course.stamp(executed, source, "99_test.ipynb", "full", 12.3)
+    paths = tmp_path / "source.ipynb", tmp_path / "copy.ipynb"
+    for path, nb in zip(paths, (source, executed)):
+        path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+    return paths
+
+
+def check(paths):
+    source_path, copy_path = paths
+    return make_course.check_copy(make_course.read(copy_path), make_course.read(source_path))
+
+
+def rewrite(path, change):
+    nb = make_course.read(path)
+    change(nb)
+    path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+
+
+def test_a_faithful_copy_passes(source_and_copy):
+    assert check(source_and_copy) == []
+    record = make_course.read(source_and_copy[1])["metadata"]["tfm_course"]
+    assert record["source"] == "notebooks/99_test.ipynb" and record["mode"] == "full" and record["seconds"] == 12
+
+
+def test_a_tampered_code_cell_fails(source_and_copy):
+    rewrite(source_and_copy[1], lambda nb: nb["cells"][3].update(source="print(2 + 3)"))
+    assert any("code cell 1 differs" in problem for problem in check(source_and_copy))
+
+
+def test_a_copy_missing_a_code_cell_fails(source_and_copy):
+    rewrite(source_and_copy[1], lambda nb: nb["cells"].pop(3))
+    assert any("1 code cells in the copy, 2 in the source" in problem for problem in check(source_and_copy))
+
+
+def test_a_source_changed_after_the_copy_makes_it_stale(source_and_copy):
+    # Prose only: the code cells still agree, but the copy's numbers may no longer match the text.
+    rewrite(source_and_copy[0], lambda nb: nb["cells"][2].update(source="Loss 0.98 in the full run."))
+    problems = check(source_and_copy)
+    assert len(problems) == 1 and "older than its source" in problems[0]
+
+
+def test_outputs_and_counts_do_not_change_the_digest(source_and_copy):
+    source_path, copy_path = source_and_copy
+    assert make_course.source_digest(make_course.read(copy_path)) == make_course.source_digest(
+        make_course.read(source_path))
+
+
+def test_copies_not_made_by_make_course_or_in_fast_mode_or_failing_are_refused(source_and_copy):
+    source_path, copy_path = source_and_copy
+    executed = make_course.read(copy_path)
+    unstamped = copy.deepcopy(executed)
+    del unstamped["metadata"]["tfm_course"]
+    source = make_course.read(source_path)
+    assert any("not made by tools/make_course.py" in p for p in make_course.check_copy(unstamped, source))
+    fast = copy.deepcopy(executed)
+    fast["metadata"]["tfm_course"]["mode"] = "fast"
+    assert any("'fast' mode" in p for p in make_course.check_copy(fast, source))
+    failing = copy.deepcopy(executed)
+    failing["cells"][1]["outputs"] = [{"output_type": "error", "ename": "ValueError", "evalue": "", "traceback": []}]
+    assert any("ValueError" in p for p in make_course.check_copy(failing, source))
+    never_run = make_course.stamp(copy.deepcopy(source), source, "99_test.ipynb", "full", 1)
+    assert any("not executed" in p for p in make_course.check_copy(never_run, source))
+
+
+def test_check_all_reports_a_drifted_copy_and_an_orphan(source_and_copy, tmp_path, monkeypatch):
+    course = tmp_path / "course"
+    course.mkdir()
+    sources = tmp_path / "notebooks"
+    sources.mkdir()
+    source_path, copy_path = source_and_copy
+    (sources / "99_test.ipynb").write_text(source_path.read_text())
+    (course / "99_test.ipynb").write_text(copy_path.read_text())
+    (course / "98_gone.ipynb").write_text(copy_path.read_text())
+    monkeypatch.setattr(make_course, "NOTEBOOK_DIR", sources)
+    monkeypatch.setattr(make_course, "ROOT", tmp_path)
+    assert list(make_course.check_all(course)) == ["98_gone.ipynb"]
+    rewrite(course / "99_test.ipynb", lambda nb: nb["cells"][1].update(source="import sys"))
+    assert make_course.check_all(course)["99_test.ipynb"] == ["code cell 0 differs from the source's"]
+    assert make_course.main(["--check", "--output", str(course)]) == 1
+
+
+@pytest.mark.parametrize("path", COPIES, ids=[p.name for p in COPIES])
+def test_executed_copy_matches_its_source(path):
+    source = ROOT / "notebooks" / path.name
+    assert source.is_file(), f"docs/course/{path.name} has no source notebook in notebooks/"
+    problems = make_course.check_copy(make_course.read(path), make_course.read(source))
+    assert not problems, f"docs/course/{path.name}: " + "; ".join(problems)
+
+
+def test_the_course_stays_small():
+    total = sum(path.stat().st_size for path in COPIES) / 1e6
+    assert total <= MAX_COURSE_MB, f"docs/course/ holds {total:.1f} MB; lower make_course's --dpi"
+
+
+def test_readme_links_every_executed_copy():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [path.name for path in COPIES if f"docs/course/{path.name}" not in readme]
+    assert not missing, f"README.md's course section does not link {missing}"

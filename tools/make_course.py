@@ -1,0 +1,242 @@
+"""The course, executed: every notebook run in the full setting, copies with outputs in docs/course/.
+
+    make course                                              # every notebook (hours on a 2-core CPU)
+    .venv/bin/python tools/make_course.py 05 09              # the notebooks whose names start so
+    .venv/bin/python tools/make_course.py --fast --output /tmp/course 05   # TFM_FAST=1: checks the machinery
+    .venv/bin/python tools/make_course.py --check            # every copy in docs/course/ matches its source
+
+`notebooks/` stays output-free (diffs stay readable); `docs/course/NN_topic.ipynb` is the
+same notebook with its outputs, for reading on GitHub without running anything. Each copy
+records in its metadata (`tfm_course`) the SHA-256 of its source's cells (type and text,
+outputs ignored), the mode it ran in and how long it took, so `tests/test_course.py` can
+tell a copy that drifted from its source (a code cell differs) or went stale (the source
+changed after the copy was made) without trusting file times, which git does not keep.
+
+The kernel runs with `TFM_FAST` unset (the full setting) and `TFM_DATA_DIR` pointing at a
+data cache: `--data-dir`, else `$TFM_DATA_DIR`, else a temporary folder holding a copy of
+`../shared/data/` (Multi30k, NLTK's treebank sample) when that exists; nothing is copied
+into the repository. Figures are written as PNG at `--dpi` (default 80) to keep the copies
+small (a few MB for the whole course).
+
+This script does not import `tfm`: it only drives Jupyter.
+"""
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+NOTEBOOK_DIR = ROOT / "notebooks"
+COURSE_DIR = ROOT / "docs" / "course"
+SHARED_DATA = ROOT.parent / "shared" / "data"
+METADATA_KEY = "tfm_course"
+KERNEL_STARTUP_TIMEOUT = 180
+# Run before the notebook's own cells (and removed from the copy): PNG figures at a readable, small resolution.
+SETUP_CELL = ('%config InlineBackend.figure_formats = ["png"]\n'
+              '%config InlineBackend.print_figure_kwargs = {{"bbox_inches": "tight", "dpi": {dpi}}}')
+
+
+def _text(source):
+    """A cell's source as one string (nbformat files may store it as a list of lines)."""
+    return "".join(source) if isinstance(source, list) else source
+
+
+def source_digest(notebook):
+    """SHA-256 of a notebook's cells, type and text only: outputs, counts and metadata do not count."""
+    cells = [[cell["cell_type"], _text(cell["source"])] for cell in notebook["cells"]]
+    return hashlib.sha256(json.dumps(cells, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def code_cells(notebook):
+    return [_text(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def stamp(executed, source, source_name, mode, seconds):
+    """Records in `executed`'s metadata which source it was made from (its digest), how and when."""
+    executed.setdefault("metadata", {})[METADATA_KEY] = {
+        "source": f"notebooks/{source_name}",
+        "source_sha256": source_digest(source),
+        "mode": mode,
+        "seconds": round(float(seconds)),
+        "executed": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+    }
+    return executed
+
+
+def check_copy(executed, source, require_full=True):
+    """What is wrong with an executed copy of `source`: a list of sentences, empty when nothing is.
+
+    Args:
+        executed, source: notebooks as dicts (`json.load` of the .ipynb files).
+        require_full: bool. A copy made in fast mode (`--fast`) is a problem.
+    """
+    problems = []
+    got, want = code_cells(executed), code_cells(source)
+    if len(got) != len(want):
+        problems.append(f"{len(got)} code cells in the copy, {len(want)} in the source")
+    for index, (a, b) in enumerate(zip(got, want)):
+        if a != b:
+            problems.append(f"code cell {index} differs from the source's")
+    record = executed.get("metadata", {}).get(METADATA_KEY)
+    if not record:
+        problems.append(f"no '{METADATA_KEY}' record in the copy's metadata: not made by tools/make_course.py")
+        return problems
+    if record.get("source_sha256") != source_digest(source):
+        problems.append("older than its source: the source's cells changed after the copy was made "
+                        "(run `make course` for this notebook again)")
+    if require_full and record.get("mode") != "full":
+        problems.append(f"made in {record.get('mode')!r} mode, not the full setting")
+    errors = [output.get("ename") for cell in executed["cells"] if cell["cell_type"] == "code"
+              for output in cell.get("outputs", []) if output.get("output_type") == "error"]
+    if errors:
+        problems.append(f"error outputs: {errors}")
+    if not any(cell.get("outputs") for cell in executed["cells"] if cell["cell_type"] == "code"):
+        problems.append("no outputs: the copy was not executed")
+    return problems
+
+
+def data_cache(data_dir=None):
+    """`(TFM_DATA_DIR for the kernels, temporary folder to remove or None)`."""
+    if data_dir or os.environ.get("TFM_DATA_DIR"):
+        return os.path.abspath(data_dir or os.environ["TFM_DATA_DIR"]), None
+    tmp = tempfile.mkdtemp(prefix="tfm_course_data_")
+    if (SHARED_DATA / "multi30k").is_dir():
+        shutil.copytree(SHARED_DATA / "multi30k", os.path.join(tmp, "multi30k"))
+    treebank = SHARED_DATA / "nltk_data" / "corpora" / "treebank.zip"
+    if treebank.is_file():
+        os.makedirs(os.path.join(tmp, "nltk_data", "corpora"))
+        shutil.copy(treebank, os.path.join(tmp, "nltk_data", "corpora", "treebank.zip"))
+    return tmp, tmp
+
+
+def kernel_env(fast, data_dir):
+    env = {k: v for k, v in os.environ.items() if k not in ("TFM_FAST", "TF_CONFIG")}
+    if fast:
+        env["TFM_FAST"] = "1"
+    env["TFM_DATA_DIR"] = data_dir
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env.setdefault("KERAS_BACKEND", "tensorflow")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])  # this venv's kernel
+    return env
+
+
+def execute(path, output_dir, fast=False, data_dir=None, timeout=4 * 3600, dpi=80):
+    """Runs one notebook top to bottom and writes its copy, outputs and record included, to `output_dir`.
+
+    Returns:
+        `(copy path, seconds)`. Raises nbclient's error when a cell fails (the partial copy
+        is written to `output_dir/NAME.failed.ipynb` for reading).
+    """
+    import nbclient
+    import nbformat
+
+    source = read(path)
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(0, nbformat.v4.new_code_cell(SETUP_CELL.format(dpi=int(dpi))))
+    client = nbclient.NotebookClient(notebook, kernel_name="python3", timeout=int(timeout),
+                                     startup_timeout=KERNEL_STARTUP_TIMEOUT,
+                                     resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    output_dir = pathlib.Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    try:
+        client.execute(env=kernel_env(fast, data_dir))
+    except Exception:
+        notebook.cells.pop(0)
+        nbformat.write(notebook, output_dir / f"{path.stem}.failed.ipynb")
+        raise
+    seconds = time.monotonic() - start
+    notebook.cells.pop(0)
+    for cell in notebook.cells:  # counts from 1, as if the setup cell had not run
+        if cell.cell_type == "code" and cell.get("execution_count"):
+            cell.execution_count -= 1
+            for output in cell.get("outputs", []):
+                if "execution_count" in output and output["execution_count"]:
+                    output["execution_count"] -= 1
+    stamp(notebook, source, path.name, "fast" if fast else "full", seconds)
+    target = output_dir / path.name
+    nbformat.write(notebook, target)
+    return target, seconds
+
+
+def select(prefixes):
+    notebooks = sorted(NOTEBOOK_DIR.glob("[0-9]*.ipynb"))
+    if not prefixes:
+        return notebooks
+    chosen = [p for p in notebooks if any(p.name.startswith(prefix) for prefix in prefixes)]
+    unknown = [prefix for prefix in prefixes if not any(p.name.startswith(prefix) for p in notebooks)]
+    if unknown:
+        raise SystemExit(f"no notebook in {NOTEBOOK_DIR} starts with {unknown}")
+    return chosen
+
+
+def check_all(course_dir=COURSE_DIR):
+    """Problems of every copy in `course_dir`, as `{copy name: [problems]}` (only copies that have some)."""
+    found = {}
+    for copy in sorted(pathlib.Path(course_dir).glob("*.ipynb")):
+        source = NOTEBOOK_DIR / copy.name
+        if not source.is_file():
+            found[copy.name] = [f"no source notebook {source.relative_to(ROOT)}"]
+            continue
+        problems = check_copy(read(copy), read(source))
+        if problems:
+            found[copy.name] = problems
+    return found
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", help="name prefixes (e.g. 05 09_scaling); default: all")
+    parser.add_argument("--output", default=str(COURSE_DIR), help="folder for the copies (default docs/course)")
+    parser.add_argument("--fast", action="store_true", help="TFM_FAST=1 (checks the machinery; not for docs/)")
+    parser.add_argument("--data-dir", help="TFM_DATA_DIR for the kernels (default: $TFM_DATA_DIR, else a "
+                                           "temporary copy of ../shared/data)")
+    parser.add_argument("--timeout", type=int, default=4 * 3600, help="seconds per cell (default 4 h)")
+    parser.add_argument("--dpi", type=int, default=80, help="figure resolution (default 80)")
+    parser.add_argument("--check", action="store_true", help="only check the copies in --output")
+    args = parser.parse_args(argv)
+    if args.check:
+        found = check_all(args.output)
+        for name, problems in found.items():
+            print(f"{name}: " + "; ".join(problems))
+        print("every copy matches its source" if not found else f"{len(found)} copies need `make course`")
+        return 1 if found else 0
+    if args.fast and pathlib.Path(args.output).resolve() == COURSE_DIR.resolve():
+        raise SystemExit("--fast copies do not belong in docs/course/; give --output another folder")
+    data_dir, tmp = data_cache(args.data_dir)
+    print(f"TFM_DATA_DIR={data_dir} ({'fast' if args.fast else 'full'} setting)", flush=True)
+    failed = []
+    try:
+        for path in select(args.notebooks):
+            print(f"{path.name} ...", flush=True)
+            try:
+                target, seconds = execute(path, args.output, args.fast, data_dir, args.timeout, args.dpi)
+            except Exception as error:  # report, and go on with the next notebook
+                failed.append(path.name)
+                print(f"{path.name} FAILED: {str(error)[-2000:]}", flush=True)
+                continue
+            print(f"{path.name}: {seconds / 60:.1f} min, {target.stat().st_size / 1e6:.2f} MB -> {target}", flush=True)
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if failed:
+        print(f"failed: {failed}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
