@@ -197,3 +197,18 @@ def test_exported_model_wants_a_1d_batch_and_tensorflow_text(run, tmp_path):
     probe = f"import tensorflow as tf\ntry:\n    tf.saved_model.load({path!r})\nexcept Exception as e:\n    print(e)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert "Op type not registered 'SentencepieceOp'" in done.stdout
+
+
+def test_export_to_ctranslate2(run, tmp_path, capsys):
+    pytest.importorskip("ctranslate2", reason="the CTranslate2 export is an optional extra")
+    from tfm.export_ctranslate2 import CTranslate2Translator
+
+    out = tmp_path / "ct2"
+    assert cli.main(["export", "--run", run, "--output", str(out), "--format", "ctranslate2",
+                     "--quantization", "int8"]) == 0
+    assert "CTranslate2, int8 weights" in capsys.readouterr().out
+    assert (out / "model.bin").is_file() and (out / "sentencepiece.model").is_file()
+    assert CTranslate2Translator(str(out)).metadata["beam_size"] == 2  # the run's
+    assert cli.main(["export", "--run", run, "--output", str(tmp_path / "sm"), "--quantization", "int8"]) == 1
+    assert "--quantization is for --format ctranslate2" in capsys.readouterr().err
+    assert not (tmp_path / "sm").exists()

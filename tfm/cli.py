@@ -119,7 +119,12 @@ def _add_evaluate(p):
 def _add_export(p):
     p.add_argument("--run", required=True, help="run folder made by tfm train")
     p.add_argument("--output", required=True,
-                   help="SavedModel folder to write, new or empty (TF Serving wants MODEL/VERSION, e.g. exported/m30k/1)")
+                   help="folder to write, new or empty (TF Serving wants MODEL/VERSION, e.g. exported/m30k/1)")
+    p.add_argument("--format", choices=("savedmodel", "ctranslate2"), default="savedmodel",
+                   help="savedmodel: TF Serving, string in, string out (default); ctranslate2: CTranslate2's C++ "
+                        "engine (pip install 'tfm[ctranslate2]'), faster on CPU, int8 with --quantization")
+    p.add_argument("--quantization", choices=("int8", "int8_float32", "int16", "float16", "bfloat16", "float32"),
+                   default=None, help="CTranslate2 weight type (--format ctranslate2 only; default float32)")
     _add_decoding(p)
 
 
@@ -292,12 +297,30 @@ def export_command(args):
 
     from tfm.export import METADATA_FILE, export
 
+    if args.format == "ctranslate2":
+        return _export_ctranslate2(args)
+    if args.quantization is not None:
+        raise ValueError("--quantization is for --format ctranslate2 (a SavedModel keeps float32 weights)")
     path = export(args.run, args.output, beam_size=args.beam_size, alpha=args.alpha, checkpoint=args.checkpoint)
     with open(os.path.join(path, METADATA_FILE)) as f:
         metadata = json.load(f)
     print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> translations, scores; "
           f"beam {metadata['beam_size']}, alpha {metadata['alpha']})")
     print(f"check it: saved_model_cli show --dir {path} --all")
+    return 0
+
+
+def _export_ctranslate2(args):
+    from tfm.export_ctranslate2 import export_ctranslate2
+
+    if args.beam_size is not None or args.alpha is not None:
+        logger.warning("--beam-size/--alpha are chosen at translation time with CTranslate2; the run's are recorded")
+    try:
+        path = export_ctranslate2(args.run, args.output, quantization=args.quantization, checkpoint=args.checkpoint)
+    except ImportError as error:  # ctranslate2 is an optional extra
+        raise ValueError(str(error)) from None
+    print(f"exported {args.run} to {path} (CTranslate2, {args.quantization or 'float32'} weights)")
+    print(f"use it: tfm.export_ctranslate2.CTranslate2Translator({path!r})(['A sentence.'])")
     return 0
 
 
