@@ -1,3 +1,4 @@
+import importlib
 import math
 
 import keras
@@ -364,3 +365,18 @@ def test_dynamic_shapes_equal_static(transformer, search, kwargs):
         if key != "steps":
             np.testing.assert_allclose(dynamic[key], static[key], atol=1e-5, err_msg=key)
     assert dynamic["steps"] == static["steps"]
+
+
+@pytest.mark.parametrize("vocab, k", [(10000, 8), (1000, 4), (37000, 8), (70, 2)])
+def test_top_k_in_two_passes_equals_tf_top_k(vocab, k):
+    top_k = importlib.import_module("tfm.decoding.search")._top_k
+    rng = np.random.default_rng(vocab)
+    values = rng.normal(size=(5, vocab)).astype("float32")
+    values[1, :] = np.round(values[1, :])  # many ties: the lower index must win, as in tf.math.top_k
+    values[2, 17] = np.inf
+    values[3, : vocab // 2] = -np.inf
+    values[4, rng.choice(vocab, size=3 * k, replace=False)] = 50.0  # the best entries in few chunks
+    expected_values, expected_ids = tf.math.top_k(values, k=k)
+    got_values, got_ids = top_k(tf.constant(values), k)
+    np.testing.assert_array_equal(got_values, expected_values)
+    np.testing.assert_array_equal(got_ids, expected_ids)

@@ -280,7 +280,8 @@ def test_export_command(tmp_path, monkeypatch, model, tokenizer):
 
     monkeypatch.setattr(tfm.runs, "load_run", fake_load_run)
     out = str(tmp_path / "m" / "1")
-    args = argparse.Namespace(run="RUN", output=out, beam_size=1, alpha=0.6, checkpoint=None)
+    args = argparse.Namespace(run="RUN", output=out, beam_size=1, alpha=0.6, checkpoint=None, format="savedmodel",
+                              quantization=None)
     assert cli.export_command(args) == 0
     translator = tf.saved_model.load(out)
     result = translator.signatures["serving_default"](text=tf.constant(["seven"]))

@@ -37,7 +37,11 @@ class Decodable:
 
         `max_steps` is an int tensor when the search keeps static shapes (under XLA),
         or None when it runs with dynamic shapes: then caches may grow with each step and
-        rows of the state may be dropped between steps (a finished sentence leaves the batch)."""
+        rows of the state may be dropped between steps (a finished sentence leaves the batch).
+
+        Beam search copies `static` to each of a sentence's k beams (rows `b * k + j`), except
+        an entry `static["shared"]`, which keeps one row per sentence: `step` then gets
+        `B * k` rows of everything else and `B` rows of `static["shared"]`."""
         raise NotImplementedError
 
     def step(self, sequences, index, static, dynamic, use_cache=True):
@@ -71,11 +75,18 @@ class TransformerDecodable(Decodable):
         memory, source_mask = self.model.encode(source_ids, training=False)  # (B, S, D), (B, S)
         if not use_cache:
             return {"memory": memory, "source_mask": source_mask}, {}
-        # Static shapes: caches of max_steps zeros, written in place. Dynamic: caches of no
-        # positions that grow by one per step, so step t attends over t + 1 keys, not T_max.
-        cache = self.model.init_cache(memory, 0 if max_steps is None else max_steps)
-        key = "self" if max_steps is not None else "self_growing"
-        return {"cross": cache["cross"], "source_mask": source_mask}, {key: cache["self"]}
+        if max_steps is not None:  # static shapes: caches of max_steps zeros, written in place
+            cache = self.model.init_cache(memory, max_steps)
+            return {"cross": cache["cross"], "source_mask": source_mask}, {"self": cache["self"]}
+        # Dynamic shapes: (keys, values) pairs. The self-attention ones start empty and grow by one
+        # position per step (step t attends over t + 1 keys, not T_max); the memory's are split once.
+        batch = tf.shape(source_ids)[0]
+        layers = self.model.decoder.layers
+        cross = [layer.cross_attention.split_cache(c)
+                 for layer, c in zip(layers, self.model.decoder.compute_cross_caches(memory))]
+        growing = [layer.self_attention.empty_cache_pair(batch) for layer in layers]
+        # The memory is not copied per beam: the k beams of a sentence read one copy (shared).
+        return {"shared": {"cross": cross, "source_mask": source_mask}}, {"self_growing": growing}
 
     def step(self, sequences, index, static, dynamic, use_cache=True):
         """`sequences` int `(B, T_max + 1)` (START + outputs so far), `index` = position to feed."""
@@ -85,14 +96,11 @@ class TransformerDecodable(Decodable):
             return logits[:, -1], dynamic  # (B, t + 1, V) -> (B, V)
         # gather, not sequences[:, i:i+1]: XLA must see a static width of 1.
         tokens = tf.gather(sequences, index, axis=1)[:, tf.newaxis]  # (B, L) -> (B, 1): only the newest token
-        growing = "self_growing" in dynamic
-        caches = dynamic["self_growing" if growing else "self"]
-        if growing:  # (B, 2, N, t, H) -> (B, 2, N, t + 1, H): one empty slot for position t = index
-            caches = [tf.concat([c, tf.zeros(tf.tensor_scatter_nd_update(tf.shape(c), [[3]], [1]), c.dtype)], 3)
-                      for c in caches]
-        cache = {"self": caches, "cross": static["cross"]}
-        logits, cache = self.model.decode_step(tokens, index, cache, static["source_mask"])
-        return logits, {"self_growing" if growing else "self": cache["self"]}
+        key = "self_growing" if "self_growing" in dynamic else "self"  # pairs that grow, or (B, 2, N, T_max, H)
+        memory = static.get("shared", static)
+        cache = {"self": dynamic[key], "cross": memory["cross"]}
+        logits, cache = self.model.decode_step(tokens, index, cache, memory["source_mask"])
+        return logits, {key: cache["self"]}
 
     def attention(self, source_ids, decoder_input_ids):
         """Teacher-forced weights: dict of per-layer lists of `(B, N, T|S, T|S)` arrays."""

@@ -106,17 +106,53 @@ def _prepare_source(decodable, source_ids, max_extra_length):
     return source_ids, lengths, limits, max_steps
 
 
-def _log_probs(logits, index, limits):
-    """Float32 log-probabilities `(N, V)` with PAD/START banned and END forced past the limit."""
+def _top_k(values, k):
+    """`tf.math.top_k(values, k)` over the last axis of `(N, V)`, in two cheaper passes when V is large.
+
+    TensorFlow's CPU top-k costs about as much as the vocabulary projection on a 10k
+    vocabulary. The k largest entries lie in the k chunks (of ~sqrt(V) entries) with the
+    largest maxima, so: each chunk's maximum, the best k chunks, the best k of their
+    entries. Ties resolve to the lower index, as in `tf.math.top_k`.
+    """
+    vocab = values.shape[-1]
+    chunk = max(int((vocab or 0) ** 0.5), 1)
+    if vocab is None or k * chunk * 4 > vocab:  # small vocabularies: one pass is as cheap
+        return tf.math.top_k(values, k=k)
+    groups = -(-vocab // chunk)
+    if groups * chunk != vocab:  # pad the last chunk with -inf
+        values = tf.pad(values, [[0, 0], [0, groups * chunk - vocab]], constant_values=NEG_INF)
+    chunks = tf.reshape(values, [-1, groups, chunk])  # (N, V) -> (N, G, C)
+    _, best = tf.math.top_k(tf.reduce_max(chunks, axis=-1), k=k)  # (N, k) chunk indices
+    best = tf.sort(best, axis=-1)  # in index order, so ties keep preferring lower ids
+    candidates = tf.reshape(tf.gather(chunks, best, axis=1, batch_dims=1), [-1, k * chunk])  # (N, k*C)
+    top, position = tf.math.top_k(candidates, k=k)  # (N, k)
+    ids = tf.gather(best, position // chunk, axis=1, batch_dims=1) * chunk + position % chunk
+    return top, ids
+
+
+def _best_tokens(logits, index, limits, n):
+    """The `n` most likely next tokens of each row: float32 log-probabilities and ids, `(N, n)` each.
+
+    PAD and START are never chosen; past its limit a row offers END only (log-probability 0).
+    The log-probabilities are computed for the chosen tokens alone.
+    """
     logits = tf.cast(logits, tf.float32)
-    vocab = tf.shape(logits)[1]
+    vocab = logits.shape[-1] or tf.shape(logits)[-1]
     ids = tf.range(vocab)[tf.newaxis, :]  # (1, V)
     banned = tf.logical_or(tf.equal(ids, PAD_ID), tf.equal(ids, START_ID))
-    logits = tf.where(banned, NEG_INF, logits)
-    log_probs = tf.nn.log_softmax(logits, axis=-1)
+    logits = logits + tf.where(banned, NEG_INF, 0.0)  # (N, V)
+    if n == 1:
+        tokens = tf.argmax(logits, axis=-1, output_type=tf.int32)[:, tf.newaxis]  # (N, 1)
+    else:
+        _, tokens = _top_k(logits, n)  # (N, n), ranked by logit
+    # One fused softmax over the vocabulary (about half the time of a log-softmax on CPU), then the
+    # log of the chosen tokens' probabilities only.
+    log_probs = tf.math.log(tf.gather(tf.nn.softmax(logits, axis=-1), tokens, axis=1, batch_dims=1))
     forced = tf.greater_equal(index, limits)[:, tf.newaxis]  # (N, 1): limit reached, END only
-    end_only = tf.where(tf.equal(ids, END_ID), 0.0, NEG_INF)  # (1, V)
-    return tf.where(forced, end_only, log_probs)
+    first = tf.equal(tf.range(n), 0)[tf.newaxis, :]  # (1, n)
+    log_probs = tf.where(forced, tf.where(first, 0.0, NEG_INF), log_probs)
+    tokens = tf.where(tf.logical_and(forced, first), END_ID, tokens)
+    return log_probs, tokens
 
 
 def _write_column(buffer, column, values):
@@ -252,9 +288,8 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
     def body(index, state, outputs):
         s, rows = dict(state["sentence"]), state["rows"]
         logits, dynamic = decodable.step(s["sequence"], index, rows["static"], rows["dynamic"], use_cache)  # (b, V)
-        log_probs = _log_probs(logits, index, s["limit"])  # (b, V)
-        tokens = tf.argmax(log_probs, axis=-1, output_type=tf.int32)  # (b,)
-        token_log_probs = tf.gather(log_probs, tokens, axis=1, batch_dims=1)  # (b,)
+        token_log_probs, tokens = _best_tokens(logits, index, s["limit"], 1)  # (b, 1) each
+        token_log_probs, tokens = token_log_probs[:, 0], tokens[:, 0]  # (b,)
         s["score"] += tf.where(s["finished"], 0.0, token_log_probs)
         tokens = tf.where(s["finished"], PAD_ID, tokens)
         s["sequence"] = _write_column(s["sequence"], index + 1, tokens)
@@ -334,6 +369,8 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
     batch = tf.shape(source_ids)[0]
 
     static, dynamic = decodable.start(source_ids, max_steps if static_shapes else None, use_cache)
+    static = dict(static)
+    shared = static.pop("shared", {})  # one row per sentence, read by all its beams
     # Every beam of sentence b sits at row b * K + j.
     tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731
     rows = {"static": tf.nest.map_structure(tile, static), "dynamic": tf.nest.map_structure(tile, dynamic),
@@ -341,7 +378,7 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
 
     alive_seq = _start_sequences([batch, k], max_steps)  # (B, K, T_max + 1)
     sentence = {
-        "position": tf.range(batch), "limit": limits, "steps": tf.zeros([batch], tf.int32),
+        "position": tf.range(batch), "limit": limits, "steps": tf.zeros([batch], tf.int32), "shared": shared,
         "alive_seq": alive_seq,
         # Only beam 0 is live at the start, so the first step expands one hypothesis, not k copies.
         "alive_log_probs": tf.tile(tf.constant([[0.0] + [NEG_INF] * (k - 1)]), [batch, 1]),  # (B, K)
@@ -351,7 +388,7 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         sentence["alive_logits"] = tf.zeros([batch, k, max_steps, vocab])
         sentence["finished_logits"] = tf.zeros([batch, k, max_steps, vocab])
     state = {"sentence": sentence, "rows": rows}
-    outputs = {name: value for name, value in sentence.items() if name not in ("position", "limit")}
+    outputs = {name: value for name, value in sentence.items() if name not in ("position", "limit", "shared")}
 
     def cond(index, state, outputs):
         s = state["sentence"]
@@ -364,15 +401,16 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         s, r = dict(state["sentence"]), state["rows"]
         active = tf.shape(s["position"])[0]  # b: sentences still searching
         flat_seq = tf.reshape(s["alive_seq"], [active * k, -1])  # (b, K, L) -> (N, L)
-        logits, dynamic = decodable.step(flat_seq, index, r["static"], r["dynamic"], use_cache)  # (N, V)
-        log_probs = _log_probs(logits, index, r["limit"])  # (N, V)
-        log_probs = tf.reshape(log_probs, [active, k, vocab])  # (N, V) -> (b, K, V)
-        candidates = s["alive_log_probs"][:, :, tf.newaxis] + log_probs  # (b, K, V)
-        candidates = tf.reshape(candidates, [active, k * vocab])  # (b, K, V) -> (b, K*V)
-        # The 2k best continuations: even if k of them end, k remain to stay alive.
+        static = {**r["static"], "shared": s["shared"]} if shared else r["static"]
+        logits, dynamic = decodable.step(flat_seq, index, static, r["dynamic"], use_cache)  # (N, V)
+        # The 2k best continuations: even if k of them end, k remain to stay alive. They are
+        # among the 2k best tokens of each beam, so only those k * 2k candidates are ranked.
+        token_log_probs, tokens = _best_tokens(logits, index, r["limit"], 2 * k)  # (N, 2K) each
+        candidates = s["alive_log_probs"][:, :, tf.newaxis] + tf.reshape(token_log_probs, [active, k, 2 * k])
+        candidates = tf.reshape(candidates, [active, k * 2 * k])  # (b, K, 2K) -> (b, K*2K)
         top_log_probs, top_ids = tf.math.top_k(candidates, k=2 * k)  # (b, 2K)
-        top_beams = top_ids // vocab  # (b, 2K)
-        top_tokens = top_ids % vocab  # (b, 2K)
+        top_beams = top_ids // (2 * k)  # (b, 2K)
+        top_tokens = tf.gather(tf.reshape(tokens, [active, k * 2 * k]), top_ids, batch_dims=1)  # (b, 2K)
         top_seq = _write_column(_gather_beams(s["alive_seq"], top_beams), index + 1, top_tokens)  # (b, 2K, L)
         ends = tf.equal(top_tokens, END_ID)
         if return_logits:  # (b, 2K, T_max, V): this step's logits written at column `index`

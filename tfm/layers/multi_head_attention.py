@@ -37,7 +37,15 @@ class MultiHeadAttention(keras.layers.Layer):
             to a memory computed once, see `compute_cache`). With an index, the
             query's new keys/values are written at positions
             `[index, index + T)` and attention runs over the whole cache: pass an
-            `attention_mask` that hides the unwritten slots.
+            `attention_mask` that hides the unwritten slots. Or a pair
+            `(keys (B, N, S, d_k), values (B, N, S, d_v))` (`split_cache`): read
+            as is, or, with an index, the new keys/values are appended (the
+            cache then holds exactly the positions written so far, `index` of
+            them, and grows by T). The pair avoids slicing a stacked cache at
+            every decoding step. A pair read as is may hold `B` memories for
+            `B * G` queries (G beams per sentence, rows `b * G + j`): each
+            memory is then read once for its G queries, and `attention_mask`
+            is the memories' `(B, 1, S)`.
         cache_update_index: int scalar or None.
 
     Returns:
@@ -111,6 +119,15 @@ class MultiHeadAttention(keras.layers.Layer):
         """`(B, 2, N, S, H)` -> keys `(B, N, S, d_k)` and values `(B, N, S, d_v)`."""
         return cache[:, 0, ..., : self.key_dim], cache[:, 1, ..., : self.value_dim]
 
+    def split_cache(self, cache):
+        """A stacked cache `(B, 2, N, S, H)` as the pair `(keys (B, N, S, d_k), values (B, N, S, d_v))`."""
+        return tuple(self._read_cache(cache))
+
+    def empty_cache_pair(self, batch_size):
+        """Keys and values of no positions, `(B, N, 0, d_k)` and `(B, N, 0, d_v)`: a cache that grows."""
+        zeros = lambda width: ops.zeros((batch_size, self.num_heads, 0, width), dtype=self.compute_dtype)  # noqa: E731
+        return zeros(self.key_dim), zeros(self.value_dim)
+
     def compute_cache(self, value, key=None):
         """Project a memory once for cross-attention: `(B, S, D) -> (B, 2, N, S, H)`."""
         key = value if key is None else key
@@ -131,7 +148,15 @@ class MultiHeadAttention(keras.layers.Layer):
         if key is None:
             key = value
         q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, T, D) -> (B, N, T, H)
-        if cache is not None and cache_update_index is None:
+        if isinstance(cache, (tuple, list)):  # (keys, values): read as is, or append the new positions
+            k, v = cache
+            if cache_update_index is not None:
+                new_k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, T, D) -> (B, N, T, d_k)
+                new_v = self._split_heads(self.value_dense(value), self.value_dim)
+                k = ops.concatenate([k, ops.cast(new_k, k.dtype)], axis=2)  # (B, N, index + T, d_k)
+                v = ops.concatenate([v, ops.cast(new_v, v.dtype)], axis=2)
+                cache = (k, v)
+        elif cache is not None and cache_update_index is None:
             k, v = self._read_cache(cache)  # (B, N, S, H) each
         else:
             k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, S, D) -> (B, N, S, H)
@@ -139,6 +164,9 @@ class MultiHeadAttention(keras.layers.Layer):
             if cache is not None:
                 cache = self._write_cache(cache, self._stack_kv(k, v), cache_update_index)
                 k, v = self._read_cache(cache)  # (B, N, S_max, H)
+
+        if isinstance(cache, (tuple, list)) and cache_update_index is None:
+            return self._attend_shared(q, k, v, attention_mask, return_attention_scores)
 
         mask = attention_mask
         if mask is not None:
@@ -163,6 +191,34 @@ class MultiHeadAttention(keras.layers.Layer):
             results.append(cache)
         return results[0] if len(results) == 1 else tuple(results)
 
+    def _attend_shared(self, q, k, v, attention_mask, return_attention_scores):
+        """Attention to a read-only `(keys, values)` pair that G queries share: the beams of a sentence.
+
+        `q (B*G, N, T, d_k)` against `k (B, N, S, d_k)`, `v (B, N, S, d_v)`, `attention_mask`
+        broadcastable to `(B, 1, S)`: each memory is read once for its G beams (one
+        `(G*T, S)` product per head instead of G products of one row), not copied G times.
+        """
+        batch = ops.shape(k)[0]
+        groups = ops.shape(q)[0] // batch
+        t = ops.shape(q)[2]
+        # (B*G, N, T, d) -> (B, G, N, T, d) -> (B, N, G, T, d) -> (B, N, G*T, d)
+        q = ops.reshape(ops.transpose(ops.reshape(q, (batch, groups, self.num_heads, t, self.key_dim)),
+                                      (0, 2, 1, 3, 4)), (batch, self.num_heads, groups * t, self.key_dim))
+        mask = attention_mask
+        if mask is not None:
+            mask = ops.expand_dims(ops.cast(mask, "bool"), 1)  # (B, 1, S) -> (B, 1, 1, S)
+        weights = attention_weights(q, k, mask)  # (B, N, G*T, S)
+        context = ops.matmul(weights, v)  # (B, N, G*T, d_v)
+        context = ops.transpose(ops.reshape(context, (batch, self.num_heads, groups, t, self.value_dim)),
+                                (0, 2, 3, 1, 4))  # -> (B, G, T, N, d_v)
+        output = self.output_dense(ops.reshape(context, (batch * groups, t, self.num_heads * self.value_dim)))
+        if not return_attention_scores:
+            return output, (k, v)
+        s = ops.shape(k)[2]
+        weights = ops.reshape(ops.transpose(ops.reshape(weights, (batch, self.num_heads, groups, t, s)),
+                                            (0, 2, 1, 3, 4)), (batch * groups, self.num_heads, t, s))
+        return output, weights, (k, v)
+
     def compute_output_spec(self, query, value=None, key=None, return_attention_scores=False,
                             cache=None, **kwargs):
         value = query if value is None else value
@@ -170,10 +226,13 @@ class MultiHeadAttention(keras.layers.Layer):
         output = keras.KerasTensor(query.shape[:-1] + (out_dim,), dtype=self.compute_dtype)
         results = [output]
         if return_attention_scores:
-            s = cache.shape[3] if cache is not None else value.shape[1]
+            s = (cache[0].shape[2] if isinstance(cache, (tuple, list)) else cache.shape[3]) if cache is not None \
+                else value.shape[1]
             results.append(keras.KerasTensor(
                 (query.shape[0], self.num_heads, query.shape[1], s), dtype=self.compute_dtype))
-        if cache is not None:
+        if isinstance(cache, (tuple, list)):
+            results.append(tuple(keras.KerasTensor(c.shape, dtype=c.dtype) for c in cache))
+        elif cache is not None:
             results.append(keras.KerasTensor(cache.shape, dtype=cache.dtype))
         return results[0] if len(results) == 1 else tuple(results)
 
