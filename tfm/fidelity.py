@@ -164,6 +164,8 @@ NOTES = {
                              "The paper gives no limit.",
     ("model", "learning_rate_scale"): "A factor on eq. 3 for the small recipes (m30k); 1.0 is eq. 3 as written.",
     ("model", "layer_norm_epsilon"): "tensor2tensor's value (Keras' default is 1e-3).",
+    ("model", "adam_epsilon"): "Keras adds ε to sqrt(v) after the bias correction folded into the step size "
+                               "(Kingma and Ba's ε-hat), as tf.train.AdamOptimizer did in tensor2tensor.",
     ("model", "tokens_per_batch"): "A budget per side and batch, padding included: each length bucket gets "
                                    "floor(budget / bucket length) pairs, so a batch holds at most 25000 "
                                    "tokens per side.",
