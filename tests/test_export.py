@@ -281,7 +281,7 @@ def test_export_command(tmp_path, monkeypatch, model, tokenizer):
     monkeypatch.setattr(tfm.runs, "load_run", fake_load_run)
     out = str(tmp_path / "m" / "1")
     args = argparse.Namespace(run="RUN", output=out, beam_size=1, alpha=0.6, checkpoint=None, format="savedmodel",
-                              quantization=None)
+                              quantization=None, signatures=[], alignment_layer=-1)
     assert cli.export_command(args) == 0
     translator = tf.saved_model.load(out)
     result = translator.signatures["serving_default"](text=tf.constant(["seven"]))
@@ -293,3 +293,80 @@ def test_export_command(tmp_path, monkeypatch, model, tokenizer):
 def test_export_needs_a_tokenizer(tmp_path, model):
     with pytest.raises(ValueError, match="tokenizer"):
         tfm_export.export(model, str(tmp_path / "x"))
+
+
+# Optional signatures (chosen at export time): the k best, and alignments. -------------------
+@pytest.fixture(scope="module")
+def extras(tmp_path_factory, model, tokenizer):
+    path = str(tmp_path_factory.mktemp("extras") / "translator" / "1")
+    tfm_export.export((model, tokenizer), path, beam_size=3, signatures=("nbest", "alignment"))
+    return path, tf.saved_model.load(path).signatures
+
+
+def test_default_signature_is_unchanged_by_the_extras(extras):
+    path, signatures = extras
+    assert set(signatures) == {"serving_default", "nbest", "alignment"}
+    default = signatures["serving_default"]
+    assert set(default.structured_outputs) == {"translations", "scores"}
+    assert list(default.structured_input_signature[1]) == ["text"]
+    with open(os.path.join(path, tfm_export.METADATA_FILE)) as f:
+        metadata = json.load(f)
+    assert metadata["outputs"] == {"translations": "tf.string (B,)", "scores": "float32 (B,)"}
+    assert set(metadata["signatures"]) == {"serving_default", "nbest", "alignment"}
+    assert not _used_ops(path) - _allowed_ops()
+
+
+def test_nbest_exported_equals_eager(extras, model, tokenizer):
+    sentences = SENTENCES + [""]
+    out = extras[1]["nbest"](text=tf.constant(sentences))
+    texts = [[t.decode("utf-8") for t in row] for row in out["translations"].numpy()]
+    scores = out["scores"].numpy()
+    assert scores.shape == (5, 3)
+    translator = Translator(model, tokenizer, beam_size=3)
+    eager = translator.nbest(sentences)
+    for i, hypotheses in enumerate(eager):
+        assert texts[i] == [t for t, _ in hypotheses]
+        np.testing.assert_allclose(scores[i], [s for _, s in hypotheses], atol=1e-4)
+    assert np.all(np.diff(scores[:4], axis=1) <= 1e-6)  # best first
+    assert texts[4] == ["", "", ""] and scores[4, 0] == 0.0 and np.all(np.isneginf(scores[4, 1:]))
+    # The first of the k is what serving_default answers.
+    best, best_scores = _translate(extras[1]["serving_default"], sentences)
+    assert [row[0] for row in texts] == best
+    np.testing.assert_allclose(scores[:, 0], best_scores, atol=1e-5)
+
+
+def test_alignment_exported_equals_eager(extras, model, tokenizer):
+    sentences = SENTENCES + [" "]
+    out = {k: v.numpy() for k, v in extras[1]["alignment"](text=tf.constant(sentences)).items()}
+    translator = Translator(model, tokenizer, beam_size=3)
+    eager = translator.align(sentences)
+    assert [t.decode("utf-8") for t in out["translations"]] == [e["translation"] for e in eager]
+    for i, e in enumerate(eager):
+        n, s = len(e["target_tokens"]), len(e["source_tokens"])
+        assert [t.decode("utf-8") for t in out["target_tokens"][i] if t] == e["target_tokens"]
+        assert [t.decode("utf-8") for t in out["source_tokens"][i] if t] == e["source_tokens"]
+        assert list(out["alignment"][i, :n]) == e["alignment"] and np.all(out["alignment"][i, n:] == -1)
+        np.testing.assert_allclose(out["attention"][i, :n, :s], e["attention"], atol=1e-5)
+        if n:  # rows are distributions over the real source subwords; each alignment is its row's argmax
+            np.testing.assert_allclose(e["attention"].sum(axis=1), 1.0, atol=1e-5)
+            assert e["alignment"] == list(np.argmax(e["attention"], axis=1))
+    assert eager[4]["target_tokens"] == [] and eager[4]["translation"] == ""
+    # The head average of the last layer is what attention_maps gives for the chosen outputs.
+    source = np.array(translator.encode(SENTENCES[:1]), np.int32)
+    result = translator.search_ids(source)
+    maps = tfm.decoding.attention_maps(model, source, result["sequences"][:, : result["lengths"][0]])
+    expected = maps["cross_attention"][-1][0].mean(axis=0)[:-1]  # (N, T + 1, S) -> (T, S)
+    np.testing.assert_allclose(eager[0]["attention"], expected, atol=1e-5)
+
+
+def test_extra_signatures_refuse_bad_requests(model, tokenizer, tmp_path):
+    from tfm.models.seq2seq import Seq2SeqConfig, build_seq2seq
+
+    with pytest.raises(ValueError, match="signatures=\\['scores'\\]"):
+        tfm_export.export((model, tokenizer), str(tmp_path / "a"), signatures=("scores",))
+    with pytest.raises(ValueError, match="alignment layer=3: the decoder has 1 layer"):
+        tfm_export.export((model, tokenizer), str(tmp_path / "b"), signatures=("alignment",), alignment_layer=3)
+    plain = build_seq2seq(Seq2SeqConfig.tiny(vocab_size=tokenizer.vocab_size, attention=None))
+    with pytest.raises(ValueError, match="no attention to align with"):
+        tfm_export.export((plain, tokenizer), str(tmp_path / "c"), signatures=("alignment",))
+    assert not any((tmp_path / name).exists() for name in "abc")  # nothing written

@@ -80,3 +80,18 @@ def test_history_plot_draws_validation_dashed():
     assert [line.get_label() for line in lines] == ["post-LN loss", "post-LN val_loss", "pre-LN loss"]
     assert lines[1].get_linestyle() == "--"
     assert fig.axes[0].get_yscale() == "log"
+
+
+def test_beam_attention_has_one_panel_per_hypothesis():
+    rng = np.random.default_rng(0)
+    hypotheses = [{"translation": f"hyp {i}", "score": -0.25 - 0.5 * i, "source_tokens": ["a", "b", "c"],
+                   "target_tokens": ["x"] * (i + 1), "attention": rng.dirichlet(np.ones(3), size=i + 1)}
+                  for i in range(3)]
+    fig = viz.plot_beam_attention(hypotheses, ncols=2)
+    drawn = [ax for ax in fig.axes if ax.images]
+    assert len(drawn) == 3 and len(fig.axes) == 4  # the fourth panel is hidden
+    assert drawn[0].get_title().startswith("#1  -0.25  hyp 0") and drawn[2].get_title().startswith("#3  -1.25")
+    assert drawn[2].images[0].get_array().shape == (3, 3)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="at least one hypothesis"):
+        viz.plot_beam_attention([])

@@ -125,6 +125,12 @@ def _add_export(p):
                         "engine (pip install 'tfm[ctranslate2]'), faster on CPU, int8 with --quantization")
     p.add_argument("--quantization", choices=("int8", "int8_float32", "int16", "float16", "bfloat16", "float32"),
                    default=None, help="CTranslate2 weight type (--format ctranslate2 only; default float32)")
+    p.add_argument("--signatures", nargs="+", choices=("nbest", "alignment"), default=[],
+                   help="extra SavedModel signatures beside serving_default: nbest (the k best translations and "
+                        "scores) and/or alignment (each output subword's source position and the cross-attention)")
+    p.add_argument("--alignment-layer", type=int, default=-1,
+                   help="decoder layer whose cross-attention (averaged over heads) the alignment reads (default: "
+                        "-1, the last)")
     _add_decoding(p)
 
 
@@ -301,10 +307,13 @@ def export_command(args):
         return _export_ctranslate2(args)
     if args.quantization is not None:
         raise ValueError("--quantization is for --format ctranslate2 (a SavedModel keeps float32 weights)")
-    path = export(args.run, args.output, beam_size=args.beam_size, alpha=args.alpha, checkpoint=args.checkpoint)
+    path = export(args.run, args.output, beam_size=args.beam_size, alpha=args.alpha, checkpoint=args.checkpoint,
+                  signatures=args.signatures, alignment_layer=args.alignment_layer)
     with open(os.path.join(path, METADATA_FILE)) as f:
         metadata = json.load(f)
-    print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> translations, scores; "
+    extra = "".join(f"; {name}: text -> {', '.join(outputs)}" for name, outputs in metadata["signatures"].items()
+                    if name != "serving_default")
+    print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> translations, scores{extra}; "
           f"beam {metadata['beam_size']}, alpha {metadata['alpha']})")
     print(f"check it: saved_model_cli show --dir {path} --all")
     return 0

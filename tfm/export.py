@@ -47,11 +47,20 @@ import tensorflow as tf
 
 from tfm import runs
 from tfm.config import check_length_penalty
+from tfm.decoding import outputs
 from tfm.decoding import text as text_rules
 from tfm.decoding.adapters import as_decodable
 from tfm.decoding.search import check_beam_size, search
 
 METADATA_FILE = "tfm_export.json"
+# Optional signatures beside serving_default, chosen at export time (`tfm.decoding.outputs`).
+SIGNATURES = ("nbest", "alignment")
+SIGNATURE_OUTPUTS = {
+    "serving_default": {"translations": "tf.string (B,)", "scores": "float32 (B,)"},
+    "nbest": {"translations": "tf.string (B, k)", "scores": "float32 (B, k)"},
+    "alignment": {"translations": "tf.string (B,)", "scores": "float32 (B,)", "source_tokens": "tf.string (B, S)",
+                  "target_tokens": "tf.string (B, T)", "alignment": "int32 (B, T)", "attention": "float32 (B, T, S)"},
+}
 
 
 class ExportedTranslator(tf.Module):
@@ -66,7 +75,8 @@ class ExportedTranslator(tf.Module):
             (default: the model config's, 50).
     """
 
-    def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, name="translator"):
+    def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, signatures=(),
+                 alignment_layer=-1, name="translator"):
         super().__init__(name=name)
         config = getattr(model, "config", None)
         self.model = model
@@ -79,11 +89,22 @@ class ExportedTranslator(tf.Module):
         self.alpha = check_length_penalty(getattr(config, "length_penalty", 0.6) if alpha is None else alpha)
         self.max_extra_length = (self._decodable.default_max_extra_length if max_extra_length is None
                                  else int(max_extra_length))
-        self.serving_default = tf.function(
-            self._translate, input_signature=[tf.TensorSpec([None], tf.string, name="text")])
+        unknown = set(signatures) - set(SIGNATURES)
+        if unknown:
+            raise ValueError(f"signatures={sorted(unknown)}: expected some of {', '.join(SIGNATURES)}")
+        self.signature_names = ["serving_default"] + [name for name in SIGNATURES if name in signatures]
+        self.alignment_layer = int(alignment_layer)
+        if "alignment" in signatures:  # refuse a model or layer with nothing to align now, not at serving time
+            outputs.check_alignment_layer(model, self.alignment_layer)
+        spec = [tf.TensorSpec([None], tf.string, name="text")]
+        self.serving_default = tf.function(self._translate, input_signature=spec)
+        if "nbest" in signatures:
+            self.nbest = tf.function(self._nbest, input_signature=spec)
+        if "alignment" in signatures:
+            self.alignment = tf.function(self._alignment, input_signature=spec)
 
-    def _translate(self, text):
-        """`text` tf.string `(B,)` -> dict(translations tf.string `(B,)`, scores float32 `(B,)`)."""
+    def _source(self, text):
+        """`text` tf.string `(B,)` -> `(source_ids (B, S), has_source (B,))`, after the input checks."""
         # The signature says (None,), but a served request can still carry a scalar or a matrix. Count the
         # dimensions from the runtime shape's values: Rank/Size of it would be folded to the signature's 1.
         dims = tf.shape(text)
@@ -93,11 +114,33 @@ class ExportedTranslator(tf.Module):
             text = tf.identity(text)  # everything below waits for the rank check
         text = text_rules.assert_valid_utf8(text)
         ids, has_source, _ = text_rules.tokenize_source(self.tokenizer, text, self._decodable.max_source_length)
-        source_ids = text_rules.pad_source(ids)  # (B, S), 0-padded, S >= 1
-        result = search(self._decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
-                        max_extra_length=self.max_extra_length)
+        return text_rules.pad_source(ids), has_source  # (B, S), 0-padded, S >= 1
+
+    def _search(self, source_ids, **kwargs):
+        return search(self._decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
+                      max_extra_length=self.max_extra_length, **kwargs)
+
+    def _translate(self, text):
+        """`text` tf.string `(B,)` -> dict(translations tf.string `(B,)`, scores float32 `(B,)`)."""
+        source_ids, has_source = self._source(text)
+        result = self._search(source_ids)
         translations, scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"], has_source)
         return {"translations": translations, "scores": scores}
+
+    def _nbest(self, text):
+        """`text` `(B,)` -> dict(translations tf.string `(B, k)`, scores float32 `(B, k)`), best first."""
+        source_ids, has_source = self._source(text)
+        translations, scores = outputs.nbest(self.tokenizer, self._search(source_ids, return_all=True), has_source)
+        return {"translations": translations, "scores": scores}
+
+    def _alignment(self, text):
+        """`text` `(B,)` -> the best translation, its score, and its alignment (`tfm.decoding.outputs`)."""
+        source_ids, has_source = self._source(text)
+        result = self._search(source_ids)
+        translations, scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"], has_source)
+        aligned = outputs.alignments(self._decodable, self.tokenizer, source_ids, result["sequences"],
+                                     result["lengths"], has_source, self.alignment_layer)
+        return {"translations": translations, "scores": scores, **aligned}
 
 
 def _load(run_or_model, tokenizer, checkpoint):
@@ -129,7 +172,7 @@ def check_output_dir(output_dir):
 
 
 def export(run_or_model, output_dir, beam_size=None, alpha=None, tokenizer=None, max_extra_length=None,
-           checkpoint=None):
+           checkpoint=None, signatures=(), alignment_layer=-1):
     """Writes a SavedModel whose `serving_default` translates a batch of strings.
 
     Args:
@@ -140,6 +183,11 @@ def export(run_or_model, output_dir, beam_size=None, alpha=None, tokenizer=None,
         beam_size, alpha, max_extra_length: as in `ExportedTranslator` (None: the run's config).
         tokenizer: the `SubwordTokenizer` when `run_or_model` is a model.
         checkpoint: which weights of a run folder (see `load_run`).
+        signatures: names from `SIGNATURES` to add beside `serving_default`: `"nbest"` (the k
+            best translations and their scores, `(B, k)`) and `"alignment"` (the best
+            translation with its subwords, each output subword's source position and the
+            cross-attention of `alignment_layer` averaged over heads). See `tfm.decoding.outputs`.
+        alignment_layer: int. The decoder layer the alignment reads (-1: the last).
 
     Returns:
         str: `output_dir`. A `tfm_export.json` beside `saved_model.pb` records the settings.
@@ -151,14 +199,17 @@ def export(run_or_model, output_dir, beam_size=None, alpha=None, tokenizer=None,
     check_output_dir(output_dir)
     model, tokenizer, source = _load(run_or_model, tokenizer, checkpoint)
     module = ExportedTranslator(model, tokenizer, beam_size=beam_size, alpha=alpha,
-                                max_extra_length=max_extra_length)
-    signature = module.serving_default.get_concrete_function()
-    tf.saved_model.save(module, output_dir, signatures={"serving_default": signature})
+                                max_extra_length=max_extra_length, signatures=signatures,
+                                alignment_layer=alignment_layer)
+    functions = {name: getattr(module, name).get_concrete_function() for name in module.signature_names}
+    tf.saved_model.save(module, output_dir, signatures=functions)
     config = getattr(model, "config", None)
     metadata = {
         "signature": "serving_default",
         "inputs": {"text": "tf.string (B,)"},
-        "outputs": {"translations": "tf.string (B,)", "scores": "float32 (B,)"},
+        "outputs": SIGNATURE_OUTPUTS["serving_default"],
+        "signatures": {name: SIGNATURE_OUTPUTS[name] for name in module.signature_names},
+        "alignment_layer": module.alignment_layer if "alignment" in module.signature_names else None,
         "beam_size": module.beam_size, "alpha": module.alpha,
         "max_source_length": module._decodable.max_source_length,
         "max_extra_length": module.max_extra_length,

@@ -17,6 +17,7 @@ import numpy as np
 __all__ = [
     "plot_attention",
     "plot_attention_heads",
+    "plot_beam_attention",
     "plot_curves",
     "plot_history",
     "plot_learning_rate",
@@ -142,6 +143,43 @@ def plot_attention_heads(weights, query_labels=None, key_labels=None, ncols=4, t
                 ax.set_yticks([])
         if i < n - ncols:
             ax.set_xlabel("")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_beam_attention(hypotheses, ncols=2, title=None, cmap="viridis", panel_size=3.4):
+    """One cross-attention heatmap per hypothesis of a beam (rows: its output subwords, columns: the source's).
+
+    Args:
+        hypotheses: list of dicts with `attention` `(T, S)`, `target_tokens`, `source_tokens`,
+            `translation` and `score`, best first: `Translator.beam_attention(sentence)`.
+        ncols: int. Panels per row.
+        title: str or None. Title over the grid.
+        cmap: colormap name.
+        panel_size: float. Inches per panel.
+
+    Returns:
+        `matplotlib.figure.Figure`: panel `i` titled "#i  score  translation".
+    """
+    import matplotlib.pyplot as plt
+
+    if not hypotheses:
+        raise ValueError("plot_beam_attention needs at least one hypothesis (an empty input has none)")
+    n = len(hypotheses)
+    ncols = max(1, min(ncols, n))
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(panel_size * ncols + 0.6, panel_size * nrows + 0.6),
+                             layout="constrained", squeeze=False)
+    for i, ax in enumerate(axes.flat):
+        if i >= n:
+            ax.axis("off")
+            continue
+        h = hypotheses[i]
+        text = h["translation"] if len(h["translation"]) <= 40 else h["translation"][:39] + "…"
+        plot_attention(h["attention"], query_labels=h["target_tokens"], key_labels=h["source_tokens"], ax=ax,
+                       cmap=cmap, colorbar=False, title=f"#{i + 1}  {h['score']:.2f}  {text}")
+        ax.title.set_fontsize(8)
     if title:
         fig.suptitle(title)
     return fig

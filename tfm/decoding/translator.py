@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfm.config import check_length_penalty
+from tfm.decoding import outputs
 from tfm.decoding import text as text_rules
 from tfm.decoding.adapters import as_decodable
 from tfm.decoding.search import check_beam_size, search
@@ -109,12 +110,14 @@ class Translator:
         self.batch_size = int(batch_size)
         self.jit_compile = bool(jit_compile)
         # One trace for every batch shape; XLA still compiles per concrete shape.
-        self._search = tf.function(self._search_ids, jit_compile=self.jit_compile,
-                                   input_signature=[tf.TensorSpec([None, None], tf.int32)])
+        spec = [tf.TensorSpec([None, None], tf.int32)]
+        self._search = tf.function(self._search_ids, jit_compile=self.jit_compile, input_signature=spec)
+        self._search_all = tf.function(lambda ids: self._search_ids(ids, return_all=True),
+                                       jit_compile=self.jit_compile, input_signature=spec)
 
-    def _search_ids(self, source_ids):
+    def _search_ids(self, source_ids, **kwargs):
         return search(self.decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
-                      max_extra_length=self.max_extra_length)
+                      max_extra_length=self.max_extra_length, **kwargs)
 
     def invalid(self, sentences):
         """Indices of the sentences that are not valid UTF-8 (the exported model refuses those)."""
@@ -174,21 +177,110 @@ class Translator:
             first = good[int(np.flatnonzero(truncated)[0])]
             logger.warning("%d input(s) longer than the model's %d subwords were truncated (the first: index %d)",
                            int(truncated.sum()), self.decodable.max_source_length, first)
-        outputs, scores = [""] * len(raw), [float("nan") if i in bad else 0.0 for i in range(len(raw))]
-        order = np.argsort([len(r) for r in rows], kind="stable")  # similar lengths together: less padding
-        for start in range(0, len(order), self.batch_size):
-            chunk = order[start : start + self.batch_size]
-            ragged = tf.ragged.constant([[int(t) for t in rows[j]] for j in chunk], dtype=tf.int32, ragged_rank=1)
-            ids = text_rules.pad_source(ragged, LENGTH_MULTIPLE)  # (b, S), S a multiple of 8
-            result = self.search_ids(ids.numpy())
+        translations, scores = [""] * len(raw), [float("nan") if i in bad else 0.0 for i in range(len(raw))]
+        for chunk, ids in self._batches(rows):
+            result = self.search_ids(ids)
             texts, chunk_scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"],
                                                     tf.constant(has_source[chunk]))
             for j, row in enumerate(chunk):
-                outputs[good[row]] = texts[j].numpy().decode("utf-8", errors="replace")
+                translations[good[row]] = texts[j].numpy().decode("utf-8", errors="replace")
                 scores[good[row]] = float(chunk_scores[j])
-        return (outputs, scores) if return_scores else outputs
+        return (translations, scores) if return_scores else translations
 
     __call__ = translate
+
+    def _batches(self, rows):
+        """Batches of similar lengths (less padding): yields `(indices into rows, ids int32 (b, S))`,
+        `S` a multiple of `LENGTH_MULTIPLE`."""
+        order = np.argsort([len(r) for r in rows], kind="stable")
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            ragged = tf.ragged.constant([[int(t) for t in rows[j]] for j in chunk], dtype=tf.int32, ragged_rank=1)
+            yield chunk, text_rules.pad_source(ragged, LENGTH_MULTIPLE).numpy()
+
+    def nbest(self, sentences):
+        """The k best translations of each sentence (k = the beam size), best first.
+
+        Returns:
+            list (one per sentence) of k `(translation, score)` pairs; a slot the search did
+            not fill is `("", -inf)` (`tfm.decoding.outputs.nbest`). Invalid UTF-8 raises
+            `ValueError`, as in `translate`.
+        """
+        rows, has_source, _ = self.prepare(list(sentences))
+        best = [None] * len(rows)
+        for chunk, ids in self._batches(rows):
+            result = self._search_all(tf.constant(ids))
+            texts, scores = outputs.nbest(self.tokenizer, result, tf.constant(has_source[chunk]))
+            for j, row in enumerate(chunk):
+                best[row] = [(t.decode("utf-8", "replace"), float(v)) for t, v in zip(texts[j].numpy(), scores[j])]
+        return best
+
+    def align(self, sentences, layer=-1):
+        """Translations with the source subword each output subword attends to most.
+
+        Args:
+            sentences: list of str.
+            layer: int. The decoder layer whose cross-attention (averaged over heads) is read.
+
+        Returns:
+            list of dicts: `translation`, `score`, `source_tokens` and `target_tokens` (subword
+            strings), `alignment` (one source index per target subword) and `attention`
+            (float `(T, S)`), as the exported model's `alignment` signature answers.
+        """
+        outputs.check_alignment_layer(self.model, layer)
+        rows, has_source, _ = self.prepare(list(sentences))
+        aligned = [None] * len(rows)
+        for chunk, ids in self._batches(rows):
+            result = self.search_ids(ids)
+            present = tf.constant(has_source[chunk])
+            texts, scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"], present)
+            maps = outputs.alignments(self.decodable, self.tokenizer, tf.constant(ids), result["sequences"],
+                                      tf.constant(result["lengths"]), present, layer)
+            maps = {name: value.numpy() for name, value in maps.items()}
+            for j, row in enumerate(chunk):
+                n, s = int((maps["alignment"][j] >= 0).sum()), len(rows[row])
+                aligned[row] = {
+                    "translation": texts[j].numpy().decode("utf-8", "replace"), "score": float(scores[j]),
+                    "source_tokens": [t.decode("utf-8", "replace") for t in maps["source_tokens"][j, :s]],
+                    "target_tokens": [t.decode("utf-8", "replace") for t in maps["target_tokens"][j, :n]],
+                    "alignment": [int(a) for a in maps["alignment"][j, :n]],
+                    "attention": maps["attention"][j, :n, :s],
+                }
+        return aligned
+
+    def beam_attention(self, sentence, layer=-1):
+        """Each of the k best hypotheses of one sentence with its cross-attention (for `tfm.viz.plot_beam_attention`).
+
+        Returns:
+            list of dicts (best first, unfilled slots left out): `translation`, `score`,
+            `source_tokens`, `target_tokens`, `attention` float `(T, S)` (layer `layer`,
+            averaged over heads).
+        """
+        outputs.check_alignment_layer(self.model, layer)
+        rows, has_source, _ = self.prepare([sentence])
+        if not has_source[0]:
+            return []
+        ids = text_rules.pad_source(tf.ragged.constant([[int(t) for t in rows[0]]], dtype=tf.int32,
+                                                       ragged_rank=1)).numpy()  # (1, S)
+        result = self._search_all(tf.constant(ids))
+        texts, scores = outputs.nbest(self.tokenizer, result, tf.constant(has_source))
+        sequences = result.get("all_sequences", result["sequences"][:, tf.newaxis])[0]  # (k, T)
+        k = int(tf.shape(sequences)[0])
+        lengths = tf.reduce_sum(tf.cast(tf.not_equal(sequences, 0), tf.int32), axis=1)
+        maps = outputs.alignments(self.decodable, self.tokenizer, tf.repeat(ids, k, axis=0), sequences, lengths,
+                                  tf.ones([k], tf.bool), layer)
+        hypotheses = []
+        for j in range(k):
+            if not np.isfinite(scores[0, j]):
+                continue
+            n = int(lengths[j])
+            hypotheses.append({
+                "translation": texts[0, j].numpy().decode("utf-8", "replace"), "score": float(scores[0, j]),
+                "source_tokens": [t.decode("utf-8", "replace") for t in maps["source_tokens"][j].numpy()],
+                "target_tokens": [t.decode("utf-8", "replace") for t in maps["target_tokens"][j, :n].numpy()],
+                "attention": maps["attention"][j, :n].numpy(),
+            })
+        return hypotheses
 
     def attention(self, sentence):
         """Translate one sentence and return its attention maps for plotting.
