@@ -29,7 +29,7 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadfile -m "not slow"
 
-# Benchmarks (not tests): regenerate docs/results.md. Peers (keras-hub, torch) live in
+# Benchmarks (not tests): regenerate docs/results.md. Peers (keras-hub, torch, ctranslate2) live in
 # benchmarks/.deps only, never in the package's environment.
 bench: $(STAMP) bench-deps
 	$(PY) benchmarks/run_all.py
@@ -37,7 +37,7 @@ bench: $(STAMP) bench-deps
 BENCH_DEPS := benchmarks/.deps/.installed
 bench-deps: $(BENCH_DEPS)
 $(BENCH_DEPS): | $(STAMP)
-	$(PY) -m pip install --quiet --target benchmarks/.deps --no-deps keras-hub==0.32.0 torch==2.13.0 \
+	$(PY) -m pip install --quiet --target benchmarks/.deps --no-deps keras-hub==0.32.0 torch==2.13.0 ctranslate2==4.8.5 \
 	    tokenizers regex kagglehub kagglesdk==0.1.28 sympy mpmath networkx jinja2 markupsafe fsspec filelock huggingface_hub
 	touch $(BENCH_DEPS)
 

@@ -25,6 +25,8 @@ BENCHMARKS = {
     "train_throughput": ("train_throughput.py", [], "Training throughput and MFU at the base shape, vs keras-hub and torch"),
     "train_throughput_multi30k": ("train_throughput_multi30k.py", [], "Multi30k: token bucketing vs fixed-length padding, fp32 vs bf16"),
     "decoding_speed": ("decoding_speed.py", [], "Decoding: cached + compiled vs recomputing the prefix"),
+    "decoding_vs_ctranslate2": ("decoding_vs_ctranslate2.py", [],
+                                "Serving speed: tfm (Translator, SavedModel) vs CTranslate2 on the same weights"),
     "memory": ("memory.py", [], "Peak resident memory per preset during training"),
     "quality_at_budget": ("quality_at_budget.py", [], "BLEU on Multi30k test_2016_flickr at a fixed CPU budget"),
     "quality_m30k": ("quality_at_budget.py", ["--models", "m30k", "--budget", "5100", "--keep-checkpoints", "100",
@@ -119,7 +121,8 @@ def plots():
         rows = [r for r in data["rows"] if "peak_rss_mib" in r]
         images["memory"] = plot_bars("memory", [r["preset"] for r in rows], [r["peak_rss_mib"] for r in rows],
                                      "peak RSS (MiB)", f"Peak memory while training ({data['tokens']} tokens/batch)")
-    for name in ("decoding_speed", "train_throughput_multi30k", "quality_at_budget", "quality_m30k"):
+    for name in ("decoding_speed", "decoding_vs_ctranslate2", "train_throughput_multi30k", "quality_at_budget",
+                 "quality_m30k"):
         data = _load(name)
         if data and data.get("plot_bars"):
             spec = data["plot_bars"]

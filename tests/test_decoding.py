@@ -380,3 +380,14 @@ def test_top_k_in_two_passes_equals_tf_top_k(vocab, k):
     got_values, got_ids = top_k(tf.constant(values), k)
     np.testing.assert_array_equal(got_values, expected_values)
     np.testing.assert_array_equal(got_ids, expected_ids)
+
+
+@pytest.mark.filterwarnings("ignore:You are using a softmax over axis")
+def test_translator_batches_in_flight_keep_the_order(text_model, tokenizer):
+    sentences = ["seven", "three hundred twenty one", "", "ninety nine", "one thousand two hundred five", "four",
+                 "eighty eight"]
+    one = decoding.Translator(text_model, tokenizer, beam_size=2, batch_size=2, workers=1)
+    three = decoding.Translator(text_model, tokenizer, beam_size=2, batch_size=2, workers=3)
+    assert three.translate(sentences, return_scores=True) == one.translate(sentences, return_scores=True)
+    with pytest.raises(ValueError, match="workers=0"):
+        decoding.Translator(text_model, tokenizer, workers=0)

@@ -225,11 +225,27 @@ def _read_lines():
     return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
 
+def _decoding_threads():
+    """TensorFlow threads for decoding on CPU: ops one thread each, batches side by side (`Translator.workers`).
+
+    The decoder's per-step ops are too small to split across cores (two intra-op threads made
+    the search slower here); running two batches at once uses both (benchmarks/decoding_vs_ctranslate2.py)."""
+    import tensorflow as tf
+
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(max(2, os.cpu_count() or 1))
+    except RuntimeError:  # TensorFlow already started (tests call the handlers in-process)
+        pass
+
+
 def translate_command(args):
     from tfm.data.preprocess import detokenize, run_preprocess
     from tfm.data.preprocess import preprocess as prepare
     from tfm.decoding import Translator
     from tfm.runs import load_run
+
+    _decoding_threads()
 
     texts = list(args.text) if args.text else _read_lines()
     if not texts:
@@ -258,6 +274,8 @@ def translate_command(args):
 def evaluate_command(args):
     from tfm import evaluation
     from tfm.runs import load_run
+
+    _decoding_threads()
 
     model, tokenizer, run_info = load_run(args.run, checkpoint=args.checkpoint)
     sources, references = evaluation.split_pairs(run_info, args.split, limit=args.limit)

@@ -33,8 +33,8 @@ implementation. The mapping (`ctranslate2_spec`):
 Not representable (refused with a message): `Seq2Seq` models, and `d_k != d_v`
 (Table 3 row B). Decoding rules: tfm stops each sentence at its own limit (source
 length + `max_extra_length`); CTranslate2 takes one `max_decoding_length` per batch,
-which `CTranslate2Translator` sets from the batch's longest source (`exact_limits=True`
-batches sentences of equal length to give every sentence its own). CTranslate2's length
+which `CTranslate2Translator` sets from the longest source (`exact_limits=True` batches
+sentences of equal length to give every sentence its own). CTranslate2's length
 penalty divides by `|Y|^α`, GNMT's (§6.1, tfm) by `((5 + |Y|) / 6)^α`, so beams may rank
 differently; greedy outputs are equal.
 """
@@ -238,16 +238,26 @@ class CTranslate2Translator:
         """Lists of subword strings in, lists of subword strings out (sources truncated to the model's maximum).
 
         `exact_limits`: batch sentences of one length together, so each stops at its own
-        source length + `max_extra_length` as in tfm (otherwise the batch's longest sets it).
+        source length + `max_extra_length` as in tfm; otherwise one call (CTranslate2 sorts and
+        batches, `inter_threads` batches at once) with the longest source's limit for all.
         """
         beam_size = int(self.metadata["beam_size"] if beam_size is None else beam_size)
         alpha = float(self.metadata["alpha"] if alpha is None else alpha)
         sources = [list(s)[: self.max_source_length] for s in sources]
+        options = dict(beam_size=beam_size, length_penalty=alpha, max_input_length=0,
+                       suppress_sequences=[[PAD], [START]], return_scores=True)
+        if not exact_limits:  # one call: CTranslate2 sorts, splits and runs `inter_threads` batches at once
+            if not sources:
+                return ([], []) if return_scores else []
+            limit = max(len(s) for s in sources) + self.max_extra_length
+            results = self.translator.translate_batch(sources, max_batch_size=batch_size,
+                                                      max_decoding_length=limit, **options)
+            outputs = [r.hypotheses[0] for r in results]
+            return (outputs, [float(r.scores[0]) for r in results]) if return_scores else outputs
         order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
         batches, current = [], []
         for i in order:
-            if current and (len(current) == batch_size
-                            or (exact_limits and len(sources[i]) != len(sources[current[0]]))):
+            if current and (len(current) == batch_size or len(sources[i]) != len(sources[current[0]])):
                 batches.append(current)
                 current = []
             current.append(i)
@@ -257,9 +267,7 @@ class CTranslate2Translator:
         for batch in batches:
             tokens = [sources[i] for i in batch]
             limit = max(len(t) for t in tokens) + self.max_extra_length
-            results = self.translator.translate_batch(
-                tokens, beam_size=beam_size, length_penalty=alpha, max_decoding_length=limit,
-                max_input_length=0, suppress_sequences=[[PAD], [START]], return_scores=True)
+            results = self.translator.translate_batch(tokens, max_decoding_length=limit, **options)
             for i, result in zip(batch, results):
                 outputs[i] = result.hypotheses[0]
                 scores[i] = float(result.scores[0])

@@ -13,7 +13,9 @@ through every beam reorder.
 """
 
 import logging
+import os
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import tensorflow as tf
@@ -84,6 +86,11 @@ class Translator:
         max_extra_length: int or None. Output limit = source length + this
             (default: the model config's, 50).
         batch_size: int. Sentences per search call. Defaults to `64`.
+        workers: int. Batches searched at the same time (each call runs on its own thread;
+            TensorFlow runs their ops side by side). Defaults to `min(2, CPUs)`. On CPUs,
+            throughput is best with TensorFlow's intra-op threads at 1 and inter-op threads at
+            the core count (`tfm translate` / `tfm evaluate` set that): the decoder's ops are
+            too small to split, so whole batches in parallel use the cores instead.
         jit_compile: bool. Compile the search with XLA (one compilation per padded
             source shape). Defaults to `False`.
 
@@ -94,7 +101,7 @@ class Translator:
     """
 
     def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, batch_size=64,
-                 jit_compile=False):
+                 jit_compile=False, workers=None):
         config = getattr(model, "config", None)
         self.model = model
         self.tokenizer = tokenizer
@@ -109,6 +116,9 @@ class Translator:
             raise ValueError(f"batch_size={batch_size} must be >= 1")
         self.batch_size = int(batch_size)
         self.jit_compile = bool(jit_compile)
+        self.workers = min(2, os.cpu_count() or 1) if workers is None else int(workers)
+        if self.workers < 1:
+            raise ValueError(f"workers={workers} must be >= 1")
         # One trace for every batch shape; XLA still compiles per concrete shape.
         spec = [tf.TensorSpec([None, None], tf.int32)]
         self._search = tf.function(self._search_ids, jit_compile=self.jit_compile, input_signature=spec)
@@ -178,8 +188,7 @@ class Translator:
             logger.warning("%d input(s) longer than the model's %d subwords were truncated (the first: index %d)",
                            int(truncated.sum()), self.decodable.max_source_length, first)
         translations, scores = [""] * len(raw), [float("nan") if i in bad else 0.0 for i in range(len(raw))]
-        for chunk, ids in self._batches(rows):
-            result = self.search_ids(ids)
+        for chunk, result in self._searched(rows):
             texts, chunk_scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"],
                                                     tf.constant(has_source[chunk]))
             for j, row in enumerate(chunk):
@@ -197,6 +206,15 @@ class Translator:
             chunk = order[start : start + self.batch_size]
             ragged = tf.ragged.constant([[int(t) for t in rows[j]] for j in chunk], dtype=tf.int32, ragged_rank=1)
             yield chunk, text_rules.pad_source(ragged, LENGTH_MULTIPLE).numpy()
+
+    def _searched(self, rows):
+        """`(indices into rows, search result)` per batch, in order; `workers` batches in flight."""
+        batches = list(self._batches(rows))
+        if self.workers == 1 or len(batches) < 2:
+            return [(chunk, self.search_ids(ids)) for chunk, ids in batches]
+        with ThreadPoolExecutor(self.workers) as pool:
+            results = list(pool.map(self.search_ids, [ids for _, ids in batches]))
+        return [(chunk, result) for (chunk, _), result in zip(batches, results)]
 
     def nbest(self, sentences):
         """The k best translations of each sentence (k = the beam size), best first.
