@@ -1,8 +1,10 @@
 """Decoding (Vaswani et al., 2017, §6.1): search over ids, and text in / text out.
 
     search.py       greedy and beam search with the length penalty, KV cache, tf.while_loop
+    batch_state.py  the search's state when a decided sentence leaves the batch (dynamic shapes)
     adapters.py     how the search sees a Transformer or a Seq2Seq (start / step)
     text.py         the input/output rules shared with the exported SavedModel
+    outputs.py      n-best and alignments, shared with the exported SavedModel
     translator.py   `Translator`: sentences in, translations out
 """
 

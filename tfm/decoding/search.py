@@ -14,21 +14,25 @@ How it runs:
 
 - Incremental decoding. The Transformer encodes the source once, projects the
   encoder output to every decoder layer's cross-attention keys/values once per
-  sentence (`Transformer.init_cache`), and at step `t` feeds only token `t`:
-  its self-attention keys/values are written into a fixed `(B, 2, N, T_max, H)`
-  cache (`Transformer.decode_step`). The RNN seq2seq models carry their
-  recurrent state instead (`Seq2Seq.decode_step`).
-- Static shapes. Every buffer is allocated for `T_max` steps up front and the
-  loop is a `tf.while_loop` that stops when every sentence is done, so the search
-  runs in a `tf.function`, with `jit_compile=True` too (XLA compiles one program
-  per source shape: `Translator` pads source lengths to a multiple of 8).
+  sentence, and at step `t` feeds only token `t`; its self-attention keys/values
+  are appended to a cache that grows one position per step (`(keys, values)`
+  pairs, `MultiHeadAttention`), and a sentence's k beams read one copy of the
+  memory. The RNN seq2seq models carry their recurrent state instead.
+- Dynamic shapes (the default): a sentence leaves the batch as soon as its search
+  is decided (`tfm.decoding.batch_state`), so later steps compute only the
+  sentences still being translated. Under XLA (`jit_compile=True`) and without a
+  cache the search keeps static shapes instead (`static_shapes=True`): every
+  buffer is allocated for `T_max` steps up front, the cache is a fixed
+  `(B, 2, N, T_max, H)` written in place, finished sentences are carried along;
+  the results are the same (tested).
 - Lengths. A sentence of `n` source tokens may produce at most `n + 50` tokens
   (`max_extra_length`, the model config's), then END is forced. Sources longer
   than the model accepts (`TransformerConfig.max_length` tokens) are truncated,
   and `T_max` never exceeds the model's position table.
-- Batches of sentences of different lengths: each sentence has its own limit
-  and its own early stop; finished sentences are carried along (the batch stays
-  static) until the whole batch is done.
+- Ranking: only the 2k best tokens of each beam can be among the 2k best
+  continuations, so those k * 2k candidates are ranked (`_best_tokens`, with a
+  two-pass top-k: TensorFlow's CPU top-k over a 10k vocabulary costs as much as
+  the output projection).
 - Never generated: PAD and START (their logits are masked before the softmax).
 - Beam search keeps `k` alive and `k` finished hypotheses per sentence
   (tensor2tensor's scheme: the top `2k` continuations, the best `k` that do
@@ -48,6 +52,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfm.config import check_length_penalty
+from tfm.decoding import batch_state
 from tfm.decoding.adapters import as_decodable
 from tfm.special_tokens import END_ID, PAD_ID, START_ID
 
@@ -176,70 +181,6 @@ def _start_sequences(batch_shape, max_steps):
 
 
 # ---------------------------------------------------------------------------
-# Dynamic shapes: finished sentences leave the batch, caches grow one position per step
-# ---------------------------------------------------------------------------
-def _in_xla():
-    """True while tracing inside `tf.function(jit_compile=True)`: XLA needs static shapes."""
-    try:
-        from tensorflow.python.ops import control_flow_util  # no public equivalent
-    except ImportError:  # pragma: no cover
-        return False
-    return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
-
-
-def _use_static_shapes(static_shapes, use_cache):
-    if static_shapes is None:
-        return _in_xla() or not use_cache
-    return bool(static_shapes)
-
-
-def _relaxed(structure):
-    """Loop-variable shape invariants: every dimension may change but the last (a feature width)."""
-    def invariant(t):
-        rank = t.shape.rank
-        return tf.TensorShape([None] * (rank - 1) + list(t.shape[-1:]) if rank > 1 else [None] * rank)
-    return tf.nest.map_structure(invariant, structure)
-
-
-def _rows(keep, per_sentence=1):
-    """int32 row indices of the sentences where `keep (b,)` holds, `per_sentence` rows each (beams)."""
-    kept = tf.cast(tf.where(keep)[:, 0], tf.int32)  # (b',)
-    if per_sentence == 1:
-        return kept
-    return tf.reshape(kept[:, tf.newaxis] * per_sentence + tf.range(per_sentence), [-1])  # (b' * K,)
-
-
-def _take(structure, rows):
-    return tf.nest.map_structure(lambda t: tf.gather(t, rows, axis=0), structure)
-
-
-def _store(outputs, positions, results, which):
-    """`outputs[name][positions[i]] = results[name][i]` for every sentence `i` where `which (b,)` holds."""
-    rows = _rows(which)
-    index = tf.gather(positions, rows)[:, tf.newaxis]  # (b', 1): each sentence's place in the batch
-    return {name: tf.tensor_scatter_nd_update(out, index, tf.gather(results[name], rows))
-            for name, out in outputs.items()}
-
-
-def _retire(done, state, outputs, results, per_sentence):
-    """Finished sentences leave the batch: their `results` go to `outputs`, every tensor of `state`
-    (`sentence`: one row per sentence; `rows`: `per_sentence` rows each) keeps the others' rows."""
-    def retire():
-        stored = _store(outputs, state["sentence"]["position"], results, done)
-        keep = tf.logical_not(done)
-        return {"sentence": _take(state["sentence"], _rows(keep)),
-                "rows": _take(state["rows"], _rows(keep, per_sentence))}, stored
-    return tf.cond(tf.reduce_any(done), retire, lambda: (state, outputs))
-
-
-def _loop(cond, body, loop_vars, static_shapes):
-    """`tf.while_loop`, with relaxed shape invariants when the batch shrinks and the caches grow."""
-    if static_shapes:
-        return tf.while_loop(cond, body, loop_vars)
-    return tf.while_loop(cond, body, loop_vars, shape_invariants=_relaxed(loop_vars))
-
-
-# ---------------------------------------------------------------------------
 # Greedy search
 # ---------------------------------------------------------------------------
 def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, return_logits=False,
@@ -266,7 +207,7 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
         sentence's END step].
     """
     decodable = as_decodable(model)
-    static_shapes = _use_static_shapes(static_shapes, use_cache)
+    static_shapes = batch_state.use_static_shapes(static_shapes, use_cache)
     source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
     batch = tf.shape(source_ids)[0]
     static, dynamic = decodable.start(source_ids, max_steps if static_shapes else None, use_cache)
@@ -300,12 +241,12 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
         s["finished"] = tf.logical_or(s["finished"], tf.equal(tokens, END_ID))
         state = {"sentence": s, "rows": {"static": rows["static"], "dynamic": dynamic}}
         if not static_shapes:
-            state, outputs = _retire(s["finished"], state, outputs, s, per_sentence=1)
+            state, outputs = batch_state.retire(s["finished"], state, outputs, s, per_sentence=1)
         return index + 1, state, outputs
 
-    steps, state, outputs = _loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
+    steps, state, outputs = batch_state.while_loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
     everyone = tf.ones_like(state["sentence"]["finished"])  # the sentences still in the batch at the end
-    outputs = _store(outputs, state["sentence"]["position"], state["sentence"], everyone)
+    outputs = batch_state.store(outputs, state["sentence"]["position"], state["sentence"], everyone)
     tokens, lengths = _finalize(outputs["sequence"])
     result = {"sequences": tokens, "lengths": lengths, "scores": outputs["score"], "steps": steps}
     if return_logits:
@@ -363,7 +304,7 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
     decodable = as_decodable(model)
     k = check_beam_size(beam_size, decodable.vocab_size)
     alpha = check_length_penalty(alpha)
-    static_shapes = _use_static_shapes(static_shapes, use_cache)
+    static_shapes = batch_state.use_static_shapes(static_shapes, use_cache)
     vocab = decodable.vocab_size
     source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
     batch = tf.shape(source_ids)[0]
@@ -423,7 +364,7 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         s["alive_seq"] = _gather_beams(top_seq, alive_pos)  # (b, K, L)
         source_beams = _gather_beams(top_beams, alive_pos)  # (b, K): which old beam each came from
         beam_rows = tf.reshape(source_beams + tf.range(active)[:, tf.newaxis] * k, [-1])  # (N,)
-        dynamic = _take(dynamic, beam_rows)
+        dynamic = batch_state.take(dynamic, beam_rows)
 
         # Finished: the best k among the old finished and those that ended now.
         new_scores = tf.where(ends, top_log_probs / length_penalty(index + 1, alpha), NEG_INF)  # (b, 2K)
@@ -439,12 +380,12 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         if not static_shapes:
             done = _sentence_done(index + 1, s["alive_log_probs"], s["finished_scores"], s["limit"], alpha,
                                   return_all)
-            state, outputs = _retire(done, state, outputs, s, per_sentence=k)
+            state, outputs = batch_state.retire(done, state, outputs, s, per_sentence=k)
         return index + 1, state, outputs
 
-    steps, state, outputs = _loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
+    steps, state, outputs = batch_state.while_loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
     everyone = tf.ones_like(state["sentence"]["position"], tf.bool)
-    out = _store(outputs, state["sentence"]["position"], state["sentence"], everyone)
+    out = batch_state.store(outputs, state["sentence"]["position"], state["sentence"], everyone)
 
     # Every sentence finishes (END is forced at its limit); fall back to alive all the same.
     finished_scores = out["finished_scores"]

@@ -1,0 +1,75 @@
+"""The search's state when shapes may change: a sentence leaves the batch once decided, caches grow.
+
+`tfm.decoding.search` keeps its loop state as two nests, `state["sentence"]` (one row per
+sentence) and `state["rows"]` (one row per beam, `k` per sentence), plus `outputs`
+(one row per sentence of the original batch). When sentences are decided, `retire`
+writes their results into `outputs` at their original positions and drops their rows
+from both nests; `while_loop` relaxes the loop's shape invariants so batch sizes and
+cache lengths may change between steps. XLA needs static shapes: `use_static_shapes`
+says when to keep them.
+"""
+
+import tensorflow as tf
+
+
+def in_xla():
+    """True while tracing inside `tf.function(jit_compile=True)`: XLA needs static shapes."""
+    try:
+        from tensorflow.python.ops import control_flow_util  # no public equivalent
+    except ImportError:  # pragma: no cover
+        return False
+    return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
+
+
+def use_static_shapes(static_shapes, use_cache):
+    """The search's `static_shapes` argument resolved: None = static under XLA and without a cache."""
+    if static_shapes is None:
+        return in_xla() or not use_cache
+    return bool(static_shapes)
+
+
+def relaxed(structure):
+    """Loop-variable shape invariants: every dimension may change but the last (a feature width)."""
+    def invariant(t):
+        rank = t.shape.rank
+        return tf.TensorShape([None] * (rank - 1) + list(t.shape[-1:]) if rank > 1 else [None] * rank)
+    return tf.nest.map_structure(invariant, structure)
+
+
+def rows_of(keep, per_sentence=1):
+    """int32 row indices of the sentences where `keep (b,)` holds, `per_sentence` rows each (beams)."""
+    kept = tf.cast(tf.where(keep)[:, 0], tf.int32)  # (b',)
+    if per_sentence == 1:
+        return kept
+    return tf.reshape(kept[:, tf.newaxis] * per_sentence + tf.range(per_sentence), [-1])  # (b' * K,)
+
+
+def take(structure, rows):
+    """Every tensor of `structure` at `rows` of its first axis."""
+    return tf.nest.map_structure(lambda t: tf.gather(t, rows, axis=0), structure)
+
+
+def store(outputs, positions, results, which):
+    """`outputs[name][positions[i]] = results[name][i]` for every sentence `i` where `which (b,)` holds."""
+    rows = rows_of(which)
+    index = tf.gather(positions, rows)[:, tf.newaxis]  # (b', 1): each sentence's place in the batch
+    return {name: tf.tensor_scatter_nd_update(out, index, tf.gather(results[name], rows))
+            for name, out in outputs.items()}
+
+
+def retire(done, state, outputs, results, per_sentence):
+    """Finished sentences leave the batch: their `results` go to `outputs`, every tensor of `state`
+    (`sentence`: one row per sentence; `rows`: `per_sentence` rows each) keeps the others' rows."""
+    def leave():
+        stored = store(outputs, state["sentence"]["position"], results, done)
+        keep = tf.logical_not(done)
+        return {"sentence": take(state["sentence"], rows_of(keep)),
+                "rows": take(state["rows"], rows_of(keep, per_sentence))}, stored
+    return tf.cond(tf.reduce_any(done), leave, lambda: (state, outputs))
+
+
+def while_loop(cond, body, loop_vars, static_shapes):
+    """`tf.while_loop`, with relaxed shape invariants when the batch shrinks and the caches grow."""
+    if static_shapes:
+        return tf.while_loop(cond, body, loop_vars)
+    return tf.while_loop(cond, body, loop_vars, shape_invariants=relaxed(loop_vars))
