@@ -139,3 +139,16 @@ def test_readme_links_every_executed_copy():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     missing = [path.name for path in COPIES if f"docs/course/{path.name}" not in readme]
     assert not missing, f"README.md's course section does not link {missing}"
+
+
+def test_tidy_drops_tensorflows_start_up_lines_only():
+    notebook = {"cells": [{"cell_type": "code", "source": "x = 1", "outputs": [
+        {"output_type": "stream", "name": "stderr",
+         "text": "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
+                 "I0000 00:00:1.0 port.cc:153] oneDNN custom operations are on.\n"},
+        {"output_type": "stream", "name": "stderr",
+         "text": "E0000 00:00:2.0 cuda_platform.cc:52] failed call to cuInit\nUserWarning: keep me\n"},
+        {"output_type": "stream", "name": "stdout", "text": "I0000 stdout is the notebook's own\n"}]}]}
+    outputs = make_course.tidy(notebook)["cells"][0]["outputs"]
+    assert [o["text"] for o in outputs] == ["UserWarning: keep me\n", "I0000 stdout is the notebook's own\n"]
+    assert notebook["cells"][0]["source"] == "x = 1"

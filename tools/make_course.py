@@ -166,10 +166,35 @@ def execute(path, output_dir, fast=False, data_dir=None, timeout=4 * 3600, dpi=8
             for output in cell.get("outputs", []):
                 if "execution_count" in output and output["execution_count"]:
                     output["execution_count"] -= 1
+    tidy(notebook)
     stamp(notebook, source, path.name, "fast" if fast else "full", seconds)
     target = output_dir / path.name
     nbformat.write(notebook, target)
     return target, seconds
+
+
+# TensorFlow's C++ start-up lines reach the kernel's stderr before TF_CPP_MIN_LOG_LEVEL is read
+# (absl, oneDNN, CUDA probes), as do SentencePiece's normalizer notice and Jupyter's transport
+# notice: noise for a reader, dropped from the copies.
+LOG_NOISE = ("WARNING: All log messages before absl::InitializeLog()", "I0000 ", "W0000 ", "E0000 ",
+             "[IPKernelApp] WARNING | Kernel is running over TCP", "normalizer.cc(51) LOG(INFO) precompiled_charsmap")
+
+
+def tidy(notebook):
+    """Drops TensorFlow's start-up log lines from the stderr outputs (in place; code cells untouched)."""
+    for cell in notebook["cells"]:
+        outputs = []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                lines = [line for line in _text(output["text"]).splitlines(keepends=True)
+                         if not line.startswith(LOG_NOISE)]
+                if not "".join(lines).strip():
+                    continue
+                output["text"] = "".join(lines)
+            outputs.append(output)
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = outputs
+    return notebook
 
 
 def select(prefixes):
