@@ -1,0 +1,99 @@
+"""Parse trees drawn for the course (§6.3, Table 4; notebook 13): `plot_tree`, reached as `tfm.viz.plot_tree`.
+
+    fig = tfm.viz.plot_tree(tree, highlight=wrong_spans)   # an nltk.Tree, constituents to mark in red
+"""
+
+import numpy as np
+
+from tfm.viz import _axes
+
+
+def tree_layout(tree):
+    """Positions for drawing a constituency tree: leaves at x = 0, 1, 2, ... on the bottom row,
+    each constituent centred over its children, one row per depth.
+
+    Args:
+        tree: an `nltk.Tree` (anything with `.label()` and list children; leaves are str).
+
+    Returns:
+        `(nodes, edges)`: `nodes` a list of `(x, depth, text, is_word)`, `edges` a list of
+        `(parent index, child index)` into `nodes`.
+    """
+    nodes, edges = [], []
+    height = _tree_height(tree)
+    next_leaf = [0]
+
+    def place(node, depth):
+        if isinstance(node, str):
+            nodes.append((float(next_leaf[0]), height, node, True))
+            next_leaf[0] += 1
+            return len(nodes) - 1
+        children = [place(child, depth + 1) for child in node]
+        x = float(np.mean([nodes[c][0] for c in children])) if children else float(next_leaf[0])
+        nodes.append((x, depth, str(node.label()), False))
+        edges.extend((len(nodes) - 1, c) for c in children)
+        return len(nodes) - 1
+
+    place(tree, 0)
+    return nodes, edges
+
+
+def _tree_height(node):
+    if isinstance(node, str):
+        return 0
+    return 1 + max((_tree_height(child) for child in node), default=0)
+
+
+def plot_tree(tree, ax=None, title=None, highlight=(), figsize=None):
+    """Draws a constituency tree (labels above, words on the bottom row).
+
+    Args:
+        tree: an `nltk.Tree`.
+        ax: matplotlib axes or None.
+        title: str or None.
+        highlight: labels of constituents to draw in red, e.g. brackets a parser got wrong
+            (a set of `(label, first word index, end word index)` spans).
+        figsize: inches; defaults to the tree's size.
+
+    Returns:
+        `matplotlib.figure.Figure`.
+    """
+    nodes, edges = tree_layout(tree)
+    words = sum(1 for node in nodes if node[3])
+    depth = max(node[1] for node in nodes)
+    fig, ax = _axes(ax, figsize or (max(4.0, 0.75 * words), max(2.5, 0.45 * depth + 0.8)))
+    spans = _spans(tree)
+    for parent, child in edges:
+        ax.plot([nodes[parent][0], nodes[child][0]], [-nodes[parent][1], -nodes[child][1]], color="0.6", lw=0.8,
+                zorder=1)
+    for index, (x, y, text, is_word) in enumerate(nodes):
+        red = not is_word and spans.get(index) in set(highlight)
+        ax.text(x, -y, text, ha="center", va="center", fontsize=9, zorder=2,
+                color="crimson" if red else ("0.1" if is_word else "navy"),
+                fontweight="normal" if is_word else "bold",
+                bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none"))
+    ax.set_xlim(-0.7, words - 0.3)
+    ax.set_ylim(-depth - 0.6, 0.6)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return fig
+
+
+def _spans(tree):
+    """node index (in `tree_layout` order) -> `(label, start, end)` over word positions."""
+    spans, counter, leaf = {}, [0], [0]
+
+    def walk(node):
+        if isinstance(node, str):
+            counter[0] += 1
+            leaf[0] += 1
+            return
+        start = leaf[0]
+        for child in node:
+            walk(child)
+        spans[counter[0]] = (str(node.label()), start, leaf[0])
+        counter[0] += 1
+
+    walk(tree)
+    return spans
