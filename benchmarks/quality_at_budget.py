@@ -48,11 +48,13 @@ RECIPES = {
     # The m30k preset as it is (Wu et al., 2021's text-only Transformer, pre-LN; tfm.config.TransformerConfig.m30k):
     # lowercased, Moses-tokenized text, 4096-token batches, beam 5, its curve and test score in bleu_moses_lc.
     "m30k": ("Transformer m30k (Wu et al. 2021 recipe, pre-LN)", "transformer", ()),
+    # The 90-minute recipe (TransformerConfig.m30k_small): "prenorm" above on m30k's lowercased Moses-tokenized text.
+    "m30k_small": ("Transformer m30k_small (small pre-LN, lowercased Moses text)", "transformer", ()),
 }
 TOKENS_PER_BATCH = 2048
 # Recipes on another preset than small: name -> (preset, tokens per batch); they decode the test set with
 # their preset's beam size and length penalty instead of beam 4, alpha 0.6.
-OWN_PRESET = {"m30k": ("m30k", 4096)}
+OWN_PRESET = {"m30k": ("m30k", 4096), "m30k_small": ("m30k_small", 2048)}
 
 
 def budget_callback(run_dir, budget, curve_sentences, label, points):

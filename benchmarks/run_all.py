@@ -32,6 +32,9 @@ BENCHMARKS = {
     "quality_m30k": ("quality_at_budget.py", ["--models", "m30k", "--budget", "5100", "--keep-checkpoints", "100",
                                               "--name", "quality_m30k"],
                      "Multi30k: the m30k recipe (Wu et al., 2021's small Transformer) within 90 minutes"),
+    "quality_m30k_small": ("quality_at_budget.py", ["--models", "m30k_small", "--budget", "5300", "--keep-checkpoints",
+                                                    "20", "--name", "quality_m30k_small"],
+                           "Multi30k: the 90-minute recipe (m30k_small) and time to quality"),
     "parsing_at_budget": ("parsing_at_budget.py", ["--budget", "900"],
                           "Parsing (§6.3, Table 4): EVALB F1 on the Penn Treebank sample at a fixed CPU budget"),
     "gpu_throughput": ("gpu_throughput.py", [], "Base preset on a GPU: mixed precision and XLA"),
@@ -122,14 +125,58 @@ def plots():
         images["memory"] = plot_bars("memory", [r["preset"] for r in rows], [r["peak_rss_mib"] for r in rows],
                                      "peak RSS (MiB)", f"Peak memory while training ({data['tokens']} tokens/batch)")
     for name in ("decoding_speed", "decoding_vs_ctranslate2", "train_throughput_multi30k", "quality_at_budget",
-                 "quality_m30k"):
+                 "quality_m30k", "quality_m30k_small"):
         data = _load(name)
         if data and data.get("plot_bars"):
             spec = data["plot_bars"]
             images[name] = plot_bars(name, spec["labels"], spec["values"], spec["xlabel"], spec["title"])
         if data and data.get("curves"):
             images[name + "_curves"] = plot_curves(name, data["curves"])
+    curves = time_to_quality_curves()
+    if curves:
+        images["quality_m30k_small_curves"] = plot_time_to_quality(curves)
     return images
+
+
+# The time-to-quality figure: (results file, curve label in it, label in the figure, BLEU footing).
+TIME_TO_QUALITY = (
+    ("quality_m30k_small", "Transformer m30k_small (small pre-LN, lowercased Moses text)",
+     "m30k_small: small pre-LN on lowercased Moses text (this recipe)", "Moses lc"),
+    ("quality_at_budget", "Transformer small, pre-LN", "small pre-LN on cased text (45-min run)", "13a lc"),
+    ("quality_at_budget", "Bahdanau seq2seq (small)", "Bahdanau bi-LSTM 256 on cased text (45-min run)", "13a lc"),
+    ("quality_m30k", "Transformer m30k (Wu et al. 2021 recipe, pre-LN)", "m30k: the anchor's settings (shared cores)",
+     "Moses lc"),
+)
+
+
+def time_to_quality_curves():
+    """{figure label: [(seconds, BLEU), ...]} of the recipes in `TIME_TO_QUALITY` whose results exist."""
+    out = {}
+    for name, label, shown, footing in TIME_TO_QUALITY:
+        points = ((_load(name) or {}).get("curves") or {}).get(label)
+        if points:
+            out[f"{shown} [{footing}]"] = points
+    return out if any("this recipe" in label for label in out) else {}
+
+
+def plot_time_to_quality(curves):
+    """Validation BLEU (greedy, first 300 sentences) against minutes of training, one line per recipe."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    for label, points in curves.items():
+        xs, ys = zip(*points)
+        ax.plot([x / 60 for x in xs], ys, marker="o", ms=2.5, lw=2.2 if "this recipe" in label else 1.2, label=label)
+    ax.axvline(90, color="grey", ls="--", lw=1)
+    ax.set_xlabel("minutes of training on 2 CPU cores (evaluation not counted)")
+    ax.set_ylabel("validation BLEU (greedy, lowercased)")
+    ax.set_title("Multi30k en-de: time to quality (val, first 300 sentences)", fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(alpha=0.3)
+    return _save(fig, "quality_m30k_small_curves.png")
 
 
 def plot_curves(name, curves):

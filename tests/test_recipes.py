@@ -43,6 +43,25 @@ def test_m30k_is_a_preset_of_the_cli_and_the_registry():
     assert args.preset == "m30k"
 
 
+def test_m30k_small_is_the_prenorm_recipe_on_the_anchors_text():
+    """The 90-minute recipe: the small preset with the pre-LN recipe of the quality benchmark, trained
+    on lowercased Moses-tokenized text like m30k."""
+    from tfm import cli
+    from tfm.models.registry import make_config
+
+    c = TransformerConfig.m30k_small()
+    assert (c.num_layers, c.d_model, c.d_ff, c.num_heads, c.vocab_size) == (3, 256, 1024, 4, 8000)
+    assert c.norm_first and c.dropout == 0.3 and c.label_smoothing == 0.1
+    assert (c.warmup_steps, c.learning_rate_scale, c.tokens_per_batch) == (1000, 1.0, 2048)
+    assert c.checkpoints_to_average == 10 and c.preprocess == "moses_lc"
+    assert (c.beam_size, c.length_penalty, c.max_extra_length) == (4, 0.6, 50)  # §6.1
+    # Exactly `tfm train --preset small` with the README's pre-LN --set flags, plus the preprocessing.
+    flags = ("norm_first=true", "dropout=0.3", "warmup_steps=1000", "learning_rate_scale=1.0",
+             "checkpoints_to_average=10", "preprocess=moses_lc")
+    assert make_config("small", overrides=flags, tokens_per_batch=2048) == c == make_config("m30k_small")
+    assert "m30k_small" in cli.PRESETS
+
+
 def test_bleu_moses_lc_by_hand():
     """hyp `ein mann läuft im gras .` vs ref `ein mann läuft im park .` (after lowercasing and Moses
     tokenization): n-gram precisions 5/6, 3/5, 2/4, 1/3, equal lengths (BP = 1):

@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 
-PRESETS = ["tiny", "small", "base", "big", "parse", "parse_small", "m30k"]  # TransformerConfig.PRESETS (tests check)
+PRESETS = ["tiny", "small", "base", "big", "parse", "parse_small", "m30k", "m30k_small"]  # TransformerConfig.PRESETS (tests check)
 MODELS = ["transformer", "seq2seq", "bahdanau", "luong"]
 EXIT_INTERRUPTED = 130
 
@@ -49,7 +49,8 @@ def non_negative_float(text):
 def _add_train(p):
     p.add_argument("--preset", choices=PRESETS, default="tiny",
                    help="model size: tiny, small (CPU), base, big (the paper's §5), parse (§6.3), parse_small "
-                        "(CPU), m30k (Multi30k on 2 CPU cores, lowercased + Moses-tokenized text) (default: tiny)")
+                        "(CPU), m30k (Wu et al. 2021's Multi30k model, lowercased + Moses-tokenized text), m30k_small "
+                        "(the 90-minute CPU recipe on the same text) (default: tiny)")
     p.add_argument("--model", choices=MODELS, default="transformer",
                    help="transformer, or an RNN seq2seq baseline without/with attention (default: transformer)")
     p.add_argument("--dataset", default="numbers",

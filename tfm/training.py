@@ -41,6 +41,7 @@ import tensorflow as tf
 from tfm import __version__, runs
 from tfm.callbacks import EpochCheckpoint, HistoryCSV, NaNGuard
 from tfm.config import DataConfig, TrainingConfig
+from tfm.data.datasets import whole_tokens
 from tfm.data.pipeline import learn_tokenizer, load_pairs, make_datasets
 from tfm.distribute import make_strategy, multi_worker_fit_scope, precision_policy, worker_role
 from tfm.losses import LabelSmoothedCrossEntropy
@@ -141,7 +142,8 @@ def _start_run(run_dir, config, data, training, is_chief):
     """A fresh run: learns the tokenizer, then writes tokenizer/ and config.json (chief only)."""
     if is_chief:
         runs.remove_leftovers(run_dir)
-    tokenizer = learn_tokenizer(load_pairs(data, "train"), config.vocab_size, training.seed)
+    pairs = load_pairs(data, "train")
+    tokenizer = learn_tokenizer(pairs, config.vocab_size, training.seed, whole_tokens(data.dataset, pairs))
     config = dataclasses.replace(config, vocab_size=tokenizer.vocab_size)
     data = dataclasses.replace(data, vocab_size=tokenizer.vocab_size)
     if is_chief:

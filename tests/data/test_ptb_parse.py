@@ -207,6 +207,19 @@ def test_load_ptb_parse_gives_scalar_string_pairs(treebank_data_dir, gold, no_ne
     assert all(t.split()[-1] == ")" + t.split()[0][1:] for t in targets)
 
 
+def test_tree_tokens_are_the_labels_closers_and_leaf_token(gold, treebank_data_dir):
+    from tfm.data.datasets import whole_tokens
+
+    targets = [" ".join(ptb_parse.linearize(tree)) for tree in gold["train"]]
+    tokens = ptb_parse.tree_tokens(targets)
+    labels = {node.label() for tree in gold["train"] for node in tree.subtrees() if not isinstance(node[0], str)}
+    assert tokens == sorted({"(" + label for label in labels} | {")", "XX"})
+    assert ptb_parse.tree_tokens(["(S (NP XX ) XX )", "(S XX )"]) == ["(NP", "(S", ")", "XX"]
+    pairs = ptb_parse.load_ptb_parse("train", data_dir=treebank_data_dir, download=False)
+    assert whole_tokens("ptb_parse", pairs) == tokens
+    assert whole_tokens("multi30k", pairs) == ()  # translation keeps plain BPE
+
+
 def test_reading_needs_no_global_nltk_data_path(treebank_data_dir, monkeypatch):
     monkeypatch.setattr(nltk.data, "path", ["/nonexistent/nltk_data"])
     monkeypatch.delenv("NLTK_DATA", raising=False)

@@ -133,3 +133,25 @@ def test_survives_set_random_seed(synthetic_tokenizer):
     fresh = SubwordTokenizer(synthetic_tokenizer.model_proto)
     tf.random.set_seed(2)
     assert fresh.tokenize(["vier alpha"]).to_list() == before
+
+
+def test_whole_tokens_become_one_subword_each():
+    """A linearized tree: without whole_tokens BPE spells '(NP' as '▁(' + 'NP'; with them every
+    label, closer and leaf token is one subword, and the text comes back unchanged."""
+    trees = ["(S (NP XX XX ) (VP XX (NP XX XX ) ) XX )", "(S (NP XX ) (VP XX (PP XX (NP XX XX XX ) ) ) XX )"]
+    texts = trees * 40 + ["the man saw a dog in the park .", "a woman walks ( slowly ) home ."] * 40
+    symbols = ["(NP", "(PP", "(S", "(VP", ")", "XX"]
+    plain = train_tokenizer(texts, vocab_size=60)
+    whole = train_tokenizer(texts, vocab_size=60, whole_tokens=symbols)
+    for tokenizer in (plain, whole):
+        assert roundtrip(tokenizer, texts[::40]) == texts[::40]
+    pieces = [t.decode() for t in whole.id_to_token(whole.tokenize(trees[1])).numpy()]
+    assert pieces == ["\u2581" + token for token in trees[1].split()]
+    assert len(plain.tokenize(trees[1])) > len(pieces)  # '(NP' etc. were split without them
+    # Sources keep their own segmentation; a ")" inside a sentence is the same symbol, and still round-trips.
+    assert roundtrip(whole, ["a woman walks ( slowly ) home ."]) == ["a woman walks ( slowly ) home ."]
+    for bad in (["(NP", "two words"], [""], [" XX"]):
+        with pytest.raises(ValueError, match="whole_tokens"):
+            train_tokenizer(texts, vocab_size=60, whole_tokens=bad)
+    with pytest.raises(ValueError, match="vocab_size=8 leaves no room"):
+        train_tokenizer(texts, vocab_size=8, whole_tokens=symbols)

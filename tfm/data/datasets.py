@@ -10,7 +10,7 @@ Names:
 """
 
 from tfm.data.multi30k import load_multi30k
-from tfm.data.ptb_parse import load_ptb_parse
+from tfm.data.ptb_parse import load_ptb_parse, tree_tokens
 from tfm.data.synthetic import number_words_dataset, sequence_task_dataset
 from tfm.data.text_files import load_parallel_files
 from tfm.data.tfds_translate import TFDS_NAMES, load_tfds_translate
@@ -69,3 +69,17 @@ def load_dataset(name, split="train", source_lang=None, target_lang=None, data_d
             raise ValueError(f"load_dataset('files') needs source_path= and target_path=; missing {missing}")
         return load_parallel_files(**kwargs)
     raise ValueError(f"unknown dataset name={name!r}; valid names: {list(DATASET_NAMES)}")
+
+
+def whole_tokens(name, pairs):
+    """The target tokens that dataset `name` wants kept as one subword each (`train_tokenizer`'s
+    `whole_tokens`): for parsing, every label, bracket and leaf token of the training trees
+    (`tfm.data.ptb_parse.tree_tokens`); none for translation.
+
+    Args:
+        name: str. A dataset name.
+        pairs: the training split's `(source, target)` pairs (a `tf.data.Dataset`).
+    """
+    if name not in PARSING_TASKS:
+        return ()
+    return tree_tokens(target.decode("utf-8") for _, target in pairs.as_numpy_iterator())

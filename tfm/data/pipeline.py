@@ -1,7 +1,7 @@
 """A run's data side: its corpus split as `DataConfig` names it, the shared tokenizer, the batches.
 
     pairs = load_pairs(data, "train")                       # preprocessed as `data.preprocess` says
-    tokenizer = learn_tokenizer(pairs, data.vocab_size, seed=0)
+    tokenizer = learn_tokenizer(pairs, data.vocab_size, seed=0, whole_tokens=whole_tokens(data.dataset, pairs))
     train_batches, val_batches = make_datasets(data, tokenizer, training, replicas=1)
 
 Used by `tfm.training.train`, outside the strategy (§5.1: batches by token budget).
@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfm.data.batching import bucket_by_token_budget
-from tfm.data.datasets import load_dataset
+from tfm.data.datasets import load_dataset, whole_tokens
 from tfm.data.preprocess import preprocess
 from tfm.data.subword_tokenizer import train_tokenizer
 
@@ -53,10 +53,11 @@ def _preprocessed(pairs, data, split):
     return _PREPROCESSED[key]
 
 
-def learn_tokenizer(pairs, vocab_size, seed):
-    """`train_tokenizer`, capped (with a warning) at the vocabulary size the text allows."""
+def learn_tokenizer(pairs, vocab_size, seed, whole_tokens=()):
+    """`train_tokenizer`, capped (with a warning) at the vocabulary size the text allows.
+    `whole_tokens`: tokens kept as one subword each (`tfm.data.datasets.whole_tokens`)."""
     try:
-        return train_tokenizer(pairs, vocab_size, seed=seed)
+        return train_tokenizer(pairs, vocab_size, seed=seed, whole_tokens=whole_tokens)
     except ValueError as error:
         found = re.search(r"value <= (\d+)", str(error))
         if not found:
@@ -64,7 +65,7 @@ def learn_tokenizer(pairs, vocab_size, seed):
         cap = int(found.group(1))
         logger.warning("the training text allows at most %d subwords: using vocab_size=%d instead of %d",
                        cap, cap, vocab_size)
-        return train_tokenizer(pairs, cap, seed=seed)
+        return train_tokenizer(pairs, cap, seed=seed, whole_tokens=whole_tokens)
 
 
 def make_datasets(data, tokenizer, training, replicas, validation=True):

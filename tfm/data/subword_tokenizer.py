@@ -173,7 +173,8 @@ def _texts(dataset_or_texts):
 
 
 def train_tokenizer(dataset_or_texts, vocab_size, folder=None, model_type="bpe", max_sentences=1_000_000,
-                    character_coverage=1.0, normalization="identity", byte_fallback=False, num_threads=2, seed=0):
+                    character_coverage=1.0, normalization="identity", byte_fallback=False, num_threads=2, seed=0,
+                    whole_tokens=()):
     """Learns a shared subword vocabulary with SentencePiece.
 
     Args:
@@ -192,6 +193,10 @@ def train_tokenizer(dataset_or_texts, vocab_size, folder=None, model_type="bpe",
             of `[UNK]` (costs 256 ids).
         num_threads: int. Trainer threads.
         seed: int. Sampling seed when the text has more than `max_sentences` lines.
+        whole_tokens: iterable of str. Space-separated tokens that always become one subword each
+            (SentencePiece user-defined symbols `▁token`), e.g. a linearized tree's "(NP", ")" and
+            "XX": BPE would otherwise spell "(NP" as "▁(" + "NP" and double the target length.
+            They count towards `vocab_size`.
 
     Returns:
         `SubwordTokenizer`.
@@ -204,6 +209,13 @@ def train_tokenizer(dataset_or_texts, vocab_size, folder=None, model_type="bpe",
         raise ValueError(f"model_type={model_type!r}: expected 'bpe' or 'unigram'")
     if int(vocab_size) <= 4:
         raise ValueError(f"vocab_size={vocab_size} leaves no room beyond the 4 reserved tokens")
+    whole_tokens = sorted(set(whole_tokens))
+    bad = [t for t in whole_tokens if not isinstance(t, str) or not t or t != t.strip() or len(t.split()) != 1]
+    if bad:
+        raise ValueError(f"whole_tokens must be non-empty strings without whitespace; got {bad[:5]}")
+    if len(whole_tokens) >= int(vocab_size) - 4:
+        raise ValueError(f"vocab_size={vocab_size} leaves no room beyond the 4 reserved ids and "
+                         f"{len(whole_tokens)} whole_tokens")
     texts = (t for t in _texts(dataset_or_texts) if t.strip())
     first = next(texts, None)
     if first is None:
@@ -223,6 +235,8 @@ def train_tokenizer(dataset_or_texts, vocab_size, folder=None, model_type="bpe",
             pad_id=PAD_ID, unk_id=UNK_ID, bos_id=START_ID, eos_id=END_ID,
             pad_piece=PAD, unk_piece=UNK, bos_piece=START, eos_piece=END,
             num_threads=num_threads, minloglevel=2,
+            # "▁" (SentencePiece's space) in front: the symbol then takes the space before it, as a word does.
+            user_defined_symbols=["\u2581" + t for t in whole_tokens],
         )
     except RuntimeError as error:  # e.g. "Vocabulary size is too high (2000). Please set it to a value <= 812."
         raise ValueError(f"SentencePiece could not learn vocab_size={vocab_size}: {error}") from error
