@@ -3,9 +3,11 @@
     python benchmarks/quality_at_budget.py --data-dir DIR                 # 45 min of training each
     python benchmarks/quality_at_budget.py --data-dir DIR --budget 7200   # 2 hours each
     python benchmarks/quality_at_budget.py --quick                        # 3 min each (smoke run)
+    python benchmarks/quality_at_budget.py --data-dir DIR --models prenorm --epochs 24   # a row's epochs, any machine
 
 Each model trains from scratch in one `model.fit` (`tfm.training.train`, mixed_bfloat16, the
-recipe in RECIPES) until its training time passes `--budget` seconds; after each epoch a
+recipe in RECIPES) until its training time passes `--budget` seconds (or for exactly `--epochs`
+epochs: how a row is reproduced on a machine of another speed, the budget having set its epochs here); after each epoch a
 callback scores a greedy BLEU on the first `--curve-sentences` validation sentences with that
 epoch's checkpoint (the training curve; not counted as training time). At the end the config's
 `checkpoints_to_average` (5, or 10 for pre-LN) are averaged (§6.1) and test_2016_flickr is scored with beam 4, alpha 0.6:
@@ -92,7 +94,7 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
             print(f"  {label}: epoch {epoch + 1:3d}  {self.spent:7.0f} s  loss {logs.get('loss', float('nan')):.3f}"
                   f"  val BLEU (greedy, {'Moses' if self.method else 'tok'} lc, {len(self.sources)} sentences)"
                   f" {bleu:5.2f}", flush=True)
-            if self.spent >= budget:
+            if budget is not None and self.spent >= budget:
                 self.model.stop_training = True
 
     return Budget()
@@ -118,8 +120,9 @@ def run_model(name, args, curves):
                   tokens_per_batch=tokens, mixed_precision=True, keep_checkpoints=args.keep_checkpoints)
     points = curves[label] = []
     start = time.perf_counter()
-    result = train(config, "multi30k", epochs=args.max_epochs, validation=False, verbose=0, **common,
-                   callbacks=[budget_callback(run_dir, args.budget, args.curve_sentences, label, points)])
+    budget = None if args.epochs else args.budget
+    result = train(config, "multi30k", epochs=args.epochs or args.max_epochs, validation=False, verbose=0, **common,
+                   callbacks=[budget_callback(run_dir, budget, args.curve_sentences, label, points)])
     wall = time.perf_counter() - start
     average = config.checkpoints_to_average
     last = min(average, len(epoch_checkpoints(run_dir)))
@@ -148,7 +151,7 @@ def save(rows, curves, args, argv):
     if os.path.exists(previous):
         with open(previous) as f:
             old = json.load(f)
-        if old.get("budget_s") == args.budget:
+        if old.get("budget_s") == (None if args.epochs else args.budget) and old.get("epochs") == args.epochs:
             labels = {r["model"] for r in rows}
             kept = [r for r in old.get("rows", []) if r["model"] not in labels]
             rows = kept + rows
@@ -158,7 +161,8 @@ def save(rows, curves, args, argv):
     order = [RECIPES[name][0] for name in RECIPES]
     rows = sorted(rows, key=lambda r: order.index(r["model"]) if r["model"] in order else len(order))
     save_result(args.name, {
-        "rows": rows, "curves": curves, "budget_s": args.budget, "commands": commands,
+        "rows": rows, "curves": curves, "budget_s": None if args.epochs else args.budget, "epochs": args.epochs,
+        "commands": commands,
         "plot_bars": {"labels": [r["model"] for r in rows], "values": [r["bleu_tokenized_lc"] for r in rows],
                       "xlabel": "tokenized lowercased BLEU, test_2016_flickr", "title": "Quality at a CPU budget"},
     })
@@ -170,6 +174,8 @@ def main(argv=None):
     parser.add_argument("--data-dir", default=None, help="folder holding multi30k/ (default $TFM_DATA_DIR)")
     parser.add_argument("--budget", type=float, default=2700, help="training seconds per model (default 2700)")
     parser.add_argument("--max-epochs", type=int, default=200)
+    parser.add_argument("--epochs", type=int, default=None,
+                        help="train exactly this many epochs, ignoring --budget (reproduces a row's epochs)")
     parser.add_argument("--curve-sentences", type=int, default=300)
     parser.add_argument("--test-sentences", type=int, default=None, help="default: all 1000")
     parser.add_argument("--runs", default="runs/bench_quality", help="run folders (replaced: the budget counts from scratch)")
@@ -191,7 +197,8 @@ def main(argv=None):
 
     rows, curves = [], {}
     for name in args.models:
-        print(f"{RECIPES[name][0]}: training for {args.budget:.0f} s on {os.cpu_count()} CPUs", flush=True)
+        how_long = f"{args.epochs} epochs" if args.epochs else f"{args.budget:.0f} s"
+        print(f"{RECIPES[name][0]}: training for {how_long} on {os.cpu_count()} CPUs", flush=True)
         rows.append(run_model(name, args, curves))
         table = save(rows, curves, args, argv)  # after each model, so a later failure keeps this one
     print(f"\ntest_2016_flickr, beam 4, alpha 0.6 ({args.test_sentences or 1000} sentences):")

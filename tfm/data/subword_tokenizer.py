@@ -195,7 +195,7 @@ def train_tokenizer(dataset_or_texts, vocab_size, folder=None, model_type="bpe",
         seed: int. Sampling seed when the text has more than `max_sentences` lines.
         whole_tokens: iterable of str. Space-separated tokens that always become one subword each
             (SentencePiece user-defined symbols `▁token`), e.g. a linearized tree's "(NP", ")" and
-            "XX": BPE would otherwise spell "(NP" as "▁(" + "NP" and double the target length.
+            "XX": BPE would otherwise spell "(NP" as "▁(" + "NP" (parse targets 1.3x as long).
             They count towards `vocab_size`.
 
     Returns:
