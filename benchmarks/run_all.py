@@ -130,7 +130,7 @@ def plots():
         if data and data.get("plot_bars"):
             spec = data["plot_bars"]
             images[name] = plot_bars(name, spec["labels"], spec["values"], spec["xlabel"], spec["title"])
-        if data and data.get("curves"):
+        if data and data.get("curves") and name != "quality_m30k_small":  # its curve: the time-to-quality figure
             images[name + "_curves"] = plot_curves(name, data["curves"])
     curves = time_to_quality_curves()
     if curves:
