@@ -1,7 +1,7 @@
 """A run's data side: its corpus split as `DataConfig` names it, the shared tokenizer, the batches.
 
     pairs = load_pairs(data, "train")                       # preprocessed as `data.preprocess` says
-    tokenizer = learn_tokenizer(pairs, data.vocab_size, seed=0, whole_tokens=whole_tokens(data.dataset, pairs))
+    tokenizer = learn_tokenizer(pairs, data.vocab_size, seed=0, whole_tokens=datasets.whole_tokens(data.dataset, pairs))
     train_batches, val_batches = make_datasets(data, tokenizer, training, replicas=1)
 
 Used by `tfm.training.train`, outside the strategy (§5.1: batches by token budget).
@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfm.data.batching import bucket_by_token_budget
-from tfm.data.datasets import load_dataset, whole_tokens
+from tfm.data.datasets import load_dataset
 from tfm.data.preprocess import preprocess
 from tfm.data.subword_tokenizer import train_tokenizer
 
