@@ -152,3 +152,15 @@ def test_tidy_drops_tensorflows_start_up_lines_only():
     outputs = make_course.tidy(notebook)["cells"][0]["outputs"]
     assert [o["text"] for o in outputs] == ["UserWarning: keep me\n", "I0000 stdout is the notebook's own\n"]
     assert notebook["cells"][0]["source"] == "x = 1"
+
+
+def test_clear_runs_removes_only_the_notebooks_own_run_folders(tmp_path):
+    """Before a notebook runs, the runs it left last time go (train() would resume them); others stay."""
+    for name in ("08_multi30k_d64", "08_other", "12_numbers", "080_not_ours", "parsing_at_budget"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "08_a_file.txt").write_text("not a run folder")
+    removed = make_course.clear_runs(pathlib.Path("notebooks/08_translate_multi30k.ipynb"), tmp_path)
+    assert [p.name for p in removed] == ["08_multi30k_d64", "08_other"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["080_not_ours", "08_a_file.txt", "12_numbers",
+                                                           "parsing_at_budget"]
+    assert make_course.clear_runs(pathlib.Path("notebooks/05_x.ipynb"), tmp_path / "missing") == []

@@ -114,6 +114,9 @@ def _add_evaluate(p):
     p.add_argument("--run", required=True, help="run folder made by tfm train")
     p.add_argument("--split", choices=["val", "test"], default="test", help="(default: test)")
     p.add_argument("--limit", type=positive_int, default=None, help="score only the first N sentences")
+    p.add_argument("--unconstrained", action="store_true",
+                   help="parsing runs: search without the tree constraint (any output, repaired afterwards, "
+                        "as Vinyals et al. 2015); default: only well-formed trees with one leaf per word")
     _add_decoding(p)
 
 
@@ -304,12 +307,13 @@ def _evaluate_parsing(args, model, tokenizer, run_info, sources):
 
     gold = ptb_parse_trees(evaluation.SPLITS[args.split], data_dir=run_info["data"].get("data_dir"))[: len(sources)]
     trees, scores = evaluation.evaluate_parsing(model, tokenizer, sources, gold, beam_size=args.beam_size,
-                                                alpha=args.alpha)
+                                                alpha=args.alpha, constrained=not args.unconstrained)
     scores.update(split=args.split, dataset="ptb_parse", checkpoint=run_info.get("checkpoint"))
     hypotheses = [" ".join(str(tree).split()) for tree in trees]  # one bracketed tree per line
     txt, js = evaluation.write_results(run_info["run_dir"], args.split, scores["beam_size"], hypotheses, scores)
     print(f"ptb_parse {args.split}: {scores['sentences']} sentences, beam {scores['beam_size']}, alpha "
-          f"{scores['alpha']}, {scores['seconds']:.1f} s; {scores['repaired']} outputs repaired "
+          f"{scores['alpha']}, {'constrained' if scores['constrained'] else 'unconstrained'} search, "
+          f"{scores['seconds']:.1f} s; {scores['repaired']} outputs repaired "
           f"({100 * scores['repair_rate']:.1f}%)")
     print(parse_report(scores, name=f"{os.path.basename(run_info['run_dir'])} (NLTK sample)",
                        repair_rate=scores["repair_rate"]))

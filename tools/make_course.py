@@ -18,6 +18,11 @@ data cache: `--data-dir`, else `$TFM_DATA_DIR`, else a temporary folder holding 
 into the repository. Figures are written as PNG at `--dpi` (default 80) to keep the copies
 small (a few MB for the whole course).
 
+Notebooks that keep their runs (08, 12, 13) write them to `runs/NN_*` in the repository, and
+`tfm.training.train` resumes a run folder it finds there; a copy must show a run made from
+scratch, so before it executes notebook NN this script removes `runs/NN_*` (`--keep-runs`
+keeps them: a copy then shows the resumed run).
+
 This script does not import `tfm`: it only drives Jupyter.
 """
 
@@ -197,6 +202,17 @@ def tidy(notebook):
     return notebook
 
 
+def clear_runs(path, runs_dir=None):
+    """Removes the run folders notebook `path` left in `runs/` (`runs/NN_*` for notebook NN_...): list of
+    the removed paths."""
+    runs_dir = pathlib.Path(runs_dir or ROOT / "runs")
+    number = path.name.split("_")[0]
+    removed = sorted(p for p in runs_dir.glob(f"{number}_*") if p.is_dir()) if runs_dir.is_dir() else []
+    for folder in removed:
+        shutil.rmtree(folder)
+    return removed
+
+
 def select(prefixes):
     notebooks = sorted(NOTEBOOK_DIR.glob("[0-9]*.ipynb"))
     if not prefixes:
@@ -233,6 +249,8 @@ def main(argv=None):
     parser.add_argument("--timeout", type=int, default=4 * 3600, help="seconds per cell (default 4 h)")
     parser.add_argument("--dpi", type=int, default=80, help="figure resolution (default 80)")
     parser.add_argument("--check", action="store_true", help="only check the copies in --output")
+    parser.add_argument("--keep-runs", action="store_true",
+                        help="keep runs/NN_* (default: remove them first, so each notebook trains from scratch)")
     args = parser.parse_args(argv)
     if args.check:
         found = check_all(args.output)
@@ -248,6 +266,9 @@ def main(argv=None):
     try:
         for path in select(args.notebooks):
             print(f"{path.name} ...", flush=True)
+            if not (args.fast or args.keep_runs):
+                for folder in clear_runs(path):
+                    print(f"  removed {folder.relative_to(ROOT)} (a run an earlier execution left)", flush=True)
             try:
                 target, seconds = execute(path, args.output, args.fast, data_dir, args.timeout, args.dpi)
             except Exception as error:  # report, and go on with the next notebook

@@ -135,16 +135,22 @@ def _top_k(values, k):
     return top, ids
 
 
-def _best_tokens(logits, index, limits, n):
+def _best_tokens(logits, index, limits, n, allowed=None):
     """The `n` most likely next tokens of each row: float32 log-probabilities and ids, `(N, n)` each.
 
     PAD and START are never chosen; past its limit a row offers END only (log-probability 0).
-    The log-probabilities are computed for the chosen tokens alone.
+    `allowed` (bool `(N, V)`, a constraint's) bans every other token too, and the softmax
+    renormalises over the tokens left; a row with none left may end. The log-probabilities
+    are computed for the chosen tokens alone.
     """
     logits = tf.cast(logits, tf.float32)
     vocab = logits.shape[-1] or tf.shape(logits)[-1]
     ids = tf.range(vocab)[tf.newaxis, :]  # (1, V)
     banned = tf.logical_or(tf.equal(ids, PAD_ID), tf.equal(ids, START_ID))
+    if allowed is not None:
+        nothing = tf.logical_not(tf.reduce_any(allowed, axis=1, keepdims=True))  # (N, 1)
+        allowed = tf.logical_or(allowed, tf.logical_and(nothing, tf.equal(ids, END_ID)))
+        banned = tf.logical_or(banned, tf.logical_not(allowed))
     logits = logits + tf.where(banned, NEG_INF, 0.0)  # (N, V)
     if n == 1:
         tokens = tf.argmax(logits, axis=-1, output_type=tf.int32)[:, tf.newaxis]  # (N, 1)
@@ -184,7 +190,7 @@ def _start_sequences(batch_shape, max_steps):
 # Greedy search
 # ---------------------------------------------------------------------------
 def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, return_logits=False,
-                  static_shapes=None):
+                  static_shapes=None, constraint=None):
     """The most likely next token at every step, until END (or the length limit).
 
     Args:
@@ -199,6 +205,8 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
             search (what XLA needs). False: finished sentences leave the batch and the
             caches grow a position per step (faster). None: static under XLA and
             without a cache, dynamic otherwise. The results are the same.
+        constraint: None or a constraint (`tfm.decoding.constraints`, e.g. `TreeConstraint`):
+            only the tokens it allows are chosen.
 
     Returns:
         dict of tensors: `sequences` int32 `(B, T_max)` (no START / END, 0-padded),
@@ -217,6 +225,8 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
         "sequence": _start_sequences([batch], max_steps),  # (B, T_max + 1)
         "finished": tf.zeros([batch], tf.bool), "score": tf.zeros([batch], tf.float32),
     }
+    if constraint is not None:
+        sentence["constraint"] = constraint.sentence_info(source_ids)  # (B,)
     if return_logits:
         sentence["logits"] = tf.zeros([batch, max_steps, decodable.vocab_size], tf.float32)
     state = {"sentence": sentence, "rows": {"static": static, "dynamic": dynamic}}
@@ -229,7 +239,8 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
     def body(index, state, outputs):
         s, rows = dict(state["sentence"]), state["rows"]
         logits, dynamic = decodable.step(s["sequence"], index, rows["static"], rows["dynamic"], use_cache)  # (b, V)
-        token_log_probs, tokens = _best_tokens(logits, index, s["limit"], 1)  # (b, 1) each
+        allowed = None if constraint is None else constraint.allowed(s["sequence"], index, s["constraint"])
+        token_log_probs, tokens = _best_tokens(logits, index, s["limit"], 1, allowed)  # (b, 1) each
         token_log_probs, tokens = token_log_probs[:, 0], tokens[:, 0]  # (b,)
         s["score"] += tf.where(s["finished"], 0.0, token_log_probs)
         tokens = tf.where(s["finished"], PAD_ID, tokens)
@@ -278,7 +289,7 @@ def _sentence_done(index, alive_log_probs, finished_scores, limits, alpha, fill=
 
 
 def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True,
-                return_all=False, return_logits=False, static_shapes=None):
+                return_all=False, return_logits=False, static_shapes=None, constraint=None):
     """Beam search with the GNMT length penalty (§6.1: beam 4, α = 0.6).
 
     Args:
@@ -294,6 +305,8 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         return_logits: bool. Also return the raw step logits of the best hypothesis `(B, T_max, V)`.
         static_shapes: bool or None. As in `greedy_search`: dynamic shapes let a
             sentence leave the batch once its search is decided.
+        constraint: None or a constraint (`tfm.decoding.constraints`): every hypothesis
+            continues only with the tokens it allows (§6.3's trees: `TreeConstraint`).
 
     Returns:
         dict of tensors: `sequences` int32 `(B, T_max)` (no START / END, 0-padded),
@@ -316,6 +329,8 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
     tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731
     rows = {"static": tf.nest.map_structure(tile, static), "dynamic": tf.nest.map_structure(tile, dynamic),
             "limit": tile(limits)}  # (N = B * K, ...)
+    if constraint is not None:
+        rows["constraint"] = tile(constraint.sentence_info(source_ids))
 
     alive_seq = _start_sequences([batch, k], max_steps)  # (B, K, T_max + 1)
     sentence = {
@@ -346,7 +361,8 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         logits, dynamic = decodable.step(flat_seq, index, static, r["dynamic"], use_cache)  # (N, V)
         # The 2k best continuations: even if k of them end, k remain to stay alive. They are
         # among the 2k best tokens of each beam, so only those k * 2k candidates are ranked.
-        token_log_probs, tokens = _best_tokens(logits, index, r["limit"], 2 * k)  # (N, 2K) each
+        allowed = None if constraint is None else constraint.allowed(flat_seq, index, r["constraint"])
+        token_log_probs, tokens = _best_tokens(logits, index, r["limit"], 2 * k, allowed)  # (N, 2K) each
         candidates = s["alive_log_probs"][:, :, tf.newaxis] + tf.reshape(token_log_probs, [active, k, 2 * k])
         candidates = tf.reshape(candidates, [active, k * 2 * k])  # (b, K, 2K) -> (b, K*2K)
         top_log_probs, top_ids = tf.math.top_k(candidates, k=2 * k)  # (b, 2K)
@@ -376,7 +392,7 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
             s["finished_logits"] = _gather_beams(tf.concat([s["finished_logits"], top_logits], axis=1),
                                                  finished_pos)
         s["steps"] = tf.fill([active], index + 1)
-        state = {"sentence": s, "rows": {"static": r["static"], "dynamic": dynamic, "limit": r["limit"]}}
+        state = {"sentence": s, "rows": {**r, "dynamic": dynamic}}
         if not static_shapes:
             done = _sentence_done(index + 1, s["alive_log_probs"], s["finished_scores"], s["limit"], alpha,
                                   return_all)
@@ -408,7 +424,7 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
 def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True, **kwargs):
     """`greedy_search` when `beam_size == 1`, else `beam_search`: dict with `sequences`, `lengths`, `scores`.
 
-    `kwargs` (`static_shapes`, `return_logits`; `return_all` for beams) go to the search."""
+    `kwargs` (`static_shapes`, `return_logits`, `constraint`; `return_all` for beams) go to the search."""
     if int(beam_size) == 1:
         kwargs.pop("return_all", None)
         return greedy_search(model, source_ids, max_extra_length=max_extra_length, use_cache=use_cache, **kwargs)

@@ -93,6 +93,8 @@ class Translator:
             too small to split, so whole batches in parallel use the cores instead.
         jit_compile: bool. Compile the search with XLA (one compilation per padded
             source shape). Defaults to `False`.
+        constraint: None or a constraint (`tfm.decoding.constraints`, e.g. `TreeConstraint`
+            for a parser): only the tokens it allows are searched. Defaults to `None`.
 
     Example:
         >>> translator = Translator(model, tokenizer)
@@ -101,7 +103,7 @@ class Translator:
     """
 
     def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, batch_size=64,
-                 jit_compile=False, workers=None):
+                 jit_compile=False, workers=None, constraint=None):
         config = getattr(model, "config", None)
         self.model = model
         self.tokenizer = tokenizer
@@ -116,6 +118,10 @@ class Translator:
             raise ValueError(f"batch_size={batch_size} must be >= 1")
         self.batch_size = int(batch_size)
         self.jit_compile = bool(jit_compile)
+        if constraint is not None and constraint.vocab_size != self.decodable.vocab_size:
+            raise ValueError(f"the constraint covers {constraint.vocab_size} ids, the model's vocabulary has "
+                             f"{self.decodable.vocab_size}: build it from this model's tokenizer")
+        self.constraint = constraint
         self.workers = min(2, os.cpu_count() or 1) if workers is None else int(workers)
         if self.workers < 1:
             raise ValueError(f"workers={workers} must be >= 1")
@@ -127,7 +133,7 @@ class Translator:
 
     def _search_ids(self, source_ids, **kwargs):
         return search(self.decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
-                      max_extra_length=self.max_extra_length, **kwargs)
+                      max_extra_length=self.max_extra_length, constraint=self.constraint, **kwargs)
 
     def invalid(self, sentences):
         """Indices of the sentences that are not valid UTF-8 (the exported model refuses those)."""
