@@ -33,7 +33,9 @@ How it runs:
   continuations, so those k * 2k candidates are ranked (`_best_tokens`, with a
   two-pass top-k: TensorFlow's CPU top-k over a 10k vocabulary costs as much as
   the output projection).
-- Never generated: PAD and START (their logits are masked before the softmax).
+- Never generated: PAD and START (their logits are masked before the softmax), nor
+  any token a `constraint` forbids at that step (`tfm.decoding.constraints`; parsing's
+  `TreeConstraint` keeps every hypothesis a well-formed tree, §6.3).
 - Beam search keeps `k` alive and `k` finished hypotheses per sentence
   (tensor2tensor's scheme: the top `2k` continuations, the best `k` that do
   not end stay alive, those that end compete for the finished slots) and stops a
