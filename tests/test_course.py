@@ -164,3 +164,25 @@ def test_clear_runs_removes_only_the_notebooks_own_run_folders(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["080_not_ours", "08_a_file.txt", "12_numbers",
                                                            "parsing_at_budget"]
     assert make_course.clear_runs(pathlib.Path("notebooks/05_x.ipynb"), tmp_path / "missing") == []
+
+
+def test_sync_prose_updates_markdown_keeps_outputs_and_refuses_code_changes(source_and_copy):
+    """Prose edited after the copy was made is synced without execution; a code change still needs a run."""
+    source_path, copy_path = source_and_copy
+    rewrite(source_path, lambda nb: nb["cells"][2].update(source="Loss 1.19 in the full run (measured)."))
+    assert any("older than its source" in p for p in check(source_and_copy))
+    synced, changed = make_course.sync_prose(make_course.read(copy_path), make_course.read(source_path))
+    assert changed == 1 and synced["cells"][2]["source"] == "Loss 1.19 in the full run (measured)."
+    assert synced["cells"][3]["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "4\n"}]
+    record = synced["metadata"]["tfm_course"]
+    assert record["mode"] == "full" and record["seconds"] == 12 and "prose_synced" in record
+    assert make_course.check_copy(synced, make_course.read(source_path)) == []
+    # Nothing to do the second time.
+    assert make_course.sync_prose(synced, make_course.read(source_path))[1] == 0
+
+    rewrite(source_path, lambda nb: nb["cells"][3].update(source="print(2 + 3)"))
+    with pytest.raises(ValueError, match=r"code cells \[1\] changed"):
+        make_course.sync_prose(synced, make_course.read(source_path))
+    rewrite(source_path, lambda nb: nb["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": "x"}))
+    with pytest.raises(ValueError, match="cells were added, removed or changed type"):
+        make_course.sync_prose(synced, make_course.read(source_path))

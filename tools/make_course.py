@@ -4,6 +4,7 @@
     .venv/bin/python tools/make_course.py 05 09              # the notebooks whose names start so
     .venv/bin/python tools/make_course.py --fast --output /tmp/course 05   # TFM_FAST=1: checks the machinery
     .venv/bin/python tools/make_course.py --check            # every copy in docs/course/ matches its source
+    .venv/bin/python tools/make_course.py --sync-prose 01    # prose edited since the copy: no re-run needed
 
 `notebooks/` stays output-free (diffs stay readable); `docs/course/NN_topic.ipynb` is the
 same notebook with its outputs, for reading on GitHub without running anything. Each copy
@@ -17,6 +18,11 @@ data cache: `--data-dir`, else `$TFM_DATA_DIR`, else a temporary folder holding 
 `../shared/data/` (Multi30k, NLTK's treebank sample) when that exists; nothing is copied
 into the repository. Figures are written as PNG at `--dpi` (default 80) to keep the copies
 small (a few MB for the whole course).
+
+Prose is not executed: when only markdown cells changed since a copy was made (the code cells and
+the cell layout are the same), `--sync-prose` writes the source's markdown into the copy, keeps its
+outputs and re-stamps it (`prose_synced` in the record), instead of hours of re-execution; it refuses,
+saying so, a copy whose code changed. This is how prose is made to match the outputs it describes.
 
 Notebooks that keep their runs (08, 12, 13) write them to `runs/NN_*` in the repository, and
 `tfm.training.train` resumes a run folder it finds there; a copy must show a run made from
@@ -110,6 +116,35 @@ def check_copy(executed, source, require_full=True):
     if not any(cell.get("outputs") for cell in executed["cells"] if cell["cell_type"] == "code"):
         problems.append("no outputs: the copy was not executed")
     return problems
+
+
+def sync_prose(executed, source):
+    """`executed` with `source`'s markdown cells, its outputs kept and its record re-stamped, or raises
+    ValueError saying why it cannot be (a code cell or the cell layout changed: run the notebook again).
+
+    Returns:
+        `(notebook, changed)`: the synced copy (a new dict) and how many markdown cells changed.
+    """
+    layout = lambda nb: [cell["cell_type"] for cell in nb["cells"]]  # noqa: E731
+    if layout(executed) != layout(source):
+        raise ValueError("cells were added, removed or changed type since the copy was made: run it again")
+    if code_cells(executed) != code_cells(source):
+        changed = [i for i, (a, b) in enumerate(zip(code_cells(executed), code_cells(source))) if a != b]
+        raise ValueError(f"code cells {changed} changed since the copy was made: run it again")
+    record = executed.get("metadata", {}).get(METADATA_KEY)
+    if not record:
+        raise ValueError(f"no '{METADATA_KEY}' record: not made by tools/make_course.py")
+    synced = json.loads(json.dumps(executed))
+    changed = 0
+    for cell, new in zip(synced["cells"], source["cells"]):
+        if cell["cell_type"] == "markdown" and _text(cell["source"]) != _text(new["source"]):
+            cell["source"] = new["source"]
+            changed += 1
+    if changed:
+        synced["metadata"][METADATA_KEY] = {
+            **record, "source_sha256": source_digest(source),
+            "prose_synced": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
+    return synced, changed
 
 
 def data_cache(data_dir=None):
@@ -249,6 +284,9 @@ def main(argv=None):
     parser.add_argument("--timeout", type=int, default=4 * 3600, help="seconds per cell (default 4 h)")
     parser.add_argument("--dpi", type=int, default=80, help="figure resolution (default 80)")
     parser.add_argument("--check", action="store_true", help="only check the copies in --output")
+    parser.add_argument("--sync-prose", action="store_true",
+                        help="copy the sources' markdown into the copies in --output whose code is unchanged "
+                             "(no execution); refuse those whose code changed")
     parser.add_argument("--keep-runs", action="store_true",
                         help="keep runs/NN_* (default: remove them first, so each notebook trains from scratch)")
     args = parser.parse_args(argv)
@@ -258,6 +296,24 @@ def main(argv=None):
             print(f"{name}: " + "; ".join(problems))
         print("every copy matches its source" if not found else f"{len(found)} copies need `make course`")
         return 1 if found else 0
+    if args.sync_prose:
+        import nbformat
+
+        refused = []
+        for path in select(args.notebooks):
+            target = pathlib.Path(args.output) / path.name
+            if not target.is_file():
+                continue
+            try:
+                synced, changed = sync_prose(read(target), read(path))
+            except ValueError as error:
+                refused.append(path.name)
+                print(f"{path.name}: not synced: {error}")
+                continue
+            if changed:
+                nbformat.write(nbformat.from_dict(synced), target)
+            print(f"{path.name}: {changed} markdown cell(s) synced" if changed else f"{path.name}: prose up to date")
+        return 1 if refused else 0
     if args.fast and pathlib.Path(args.output).resolve() == COURSE_DIR.resolve():
         raise SystemExit("--fast copies do not belong in docs/course/; give --output another folder")
     data_dir, tmp = data_cache(args.data_dir)
