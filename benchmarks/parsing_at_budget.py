@@ -18,9 +18,9 @@ Rows, all scored the EVALB way (COLLINS.prm) on the held-out test files wsj_0185
 Each model is decoded twice: with the tree constraint (`tfm.decoding.TreeConstraint`: only
 well-formed trees with one leaf per word are searched; the row's F1) and without it (any
 output, repaired into a tree afterwards, as Vinyals et al. 2015; `unconstrained` in the
-JSON). The repair rate of both is reported. The paper's 91.3 is for the full WSJ (~40K sentences, sections 2-21); the sample
-has 3,501 training sentences, so these numbers show what a tenth of the data does on a CPU,
-not a reproduction of Table 4.
+JSON). The repair rate of both is reported. The paper's 91.3 is for the full WSJ (~40K
+sentences, sections 2-21); the sample has 3,501 training sentences, so these numbers show
+what a tenth of the data does on a CPU, not a reproduction of Table 4.
 """
 
 import argparse

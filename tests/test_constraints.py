@@ -208,3 +208,14 @@ def test_translator_refuses_a_constraint_of_another_vocabulary(random_model):
     other = decoding.TreeConstraint(VOCAB + [f"▁w{i}" for i in range(8)])
     with pytest.raises(ValueError, match="covers 20 ids, the model's vocabulary has 12"):
         decoding.Translator(random_model, Tokenizer(), constraint=other)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_a_sentence_with_no_words_ends_at_once(constraint, beam_size):
+    """No token is allowed for a source without a word (no root can get a leaf): the search may then
+    end, and does, instead of writing a token the constraint forbids."""
+    source = tf.constant([[S_PIECE, 0], [DOG, 0]])  # "s" begins no word: 0 words; "▁dog": 1 word
+    result = decoding.search(CLOSER, source, beam_size=beam_size, constraint=constraint)
+    assert result["lengths"].numpy()[0] == 0 and np.isfinite(result["scores"].numpy()).all()  # END, not NaN
+    assert int(result["steps"]) < 10  # the wordless sentence did not run to its limit (14 tokens, then END)
+    assert _tokens(result["sequences"].numpy()[1]) == [OPEN_NP, XX, CLOSE]

@@ -30,6 +30,7 @@ search never gets stuck); past a sentence's length limit END is forced as always
 import numpy as np
 import tensorflow as tf
 
+from tfm.data.ptb_parse import CLOSE_TOKEN, LEAF_TOKEN
 from tfm.special_tokens import END_ID, RESERVED_TOKENS
 
 WORD_START = "\u2581"  # SentencePiece's "▁": the piece begins a word
@@ -65,9 +66,8 @@ class TreeConstraint:
             learned without `whole_tokens`: the trees' tokens are split into pieces).
     """
 
-    def __init__(self, vocabulary, leaf_token="XX", close_token=")", open_prefix="("):
-        vocabulary = list(vocabulary)
-        pieces = np.array(vocabulary, dtype=object)
+    def __init__(self, vocabulary, leaf_token=LEAF_TOKEN, close_token=CLOSE_TOKEN, open_prefix="("):
+        pieces = list(vocabulary)
         is_open = np.array([p.startswith(WORD_START + open_prefix) and len(p) > 1 + len(open_prefix)
                             for p in pieces])
         is_close = np.array([p.startswith(WORD_START + close_token) for p in pieces])
@@ -75,12 +75,12 @@ class TreeConstraint:
         missing = [name for name, mask in (("opener '▁(LABEL'", is_open), (f"closer '▁{close_token}'", is_close),
                                            (f"leaf '▁{leaf_token}'", is_leaf)) if not mask.any()]
         if missing:
-            raise ValueError(f"the vocabulary ({len(vocabulary)} pieces) has no {', no '.join(missing)} piece: "
+            raise ValueError(f"the vocabulary ({len(pieces)} pieces) has no {', no '.join(missing)} piece: "
                              "learn the tokenizer with the trees' tokens as whole pieces "
                              "(train_tokenizer(..., whole_tokens=tfm.data.datasets.whole_tokens('ptb_parse', pairs)))")
         word_start = np.array([p.startswith(WORD_START) for p in pieces])
         word_start[: len(RESERVED_TOKENS)] = False
-        self.vocab_size = len(vocabulary)
+        self.vocab_size = len(pieces)
         self.open_ids = np.flatnonzero(is_open).tolist()
         self.close_ids = np.flatnonzero(is_close).tolist()
         self.leaf_ids = np.flatnonzero(is_leaf).tolist()
