@@ -4,6 +4,8 @@
     python benchmarks/quality_at_budget.py --data-dir DIR --budget 7200   # 2 hours each
     python benchmarks/quality_at_budget.py --quick                        # 3 min each (smoke run)
     python benchmarks/quality_at_budget.py --data-dir DIR --models prenorm --epochs 24   # a row's epochs, any machine
+    python benchmarks/quality_at_budget.py --data-dir DIR --models m30k_small --set rdrop_alpha=5 --no-test \
+        --keep-checkpoints 20 --name m30k_search_rdrop5   # a search candidate: trained, never scored on test
 
 Each model trains from scratch in one `model.fit` (`tfm.training.train`, mixed_bfloat16, the
 recipe in RECIPES) until its training time passes `--budget` seconds (or for exactly `--epochs`
@@ -111,6 +113,9 @@ def run_model(name, args, curves):
     from tfm.training import train
 
     label, model, overrides = RECIPES[name]
+    if args.set:  # a search candidate: the recipe with more overrides, labelled by them
+        overrides = (*overrides, *args.set)
+        label = f"{label} + {', '.join(args.set)}"
     preset, tokens = OWN_PRESET.get(name, ("small", TOKENS_PER_BATCH))
     # As `tfm train --preset small --set ... --tokens-per-batch 2048`, so the CLI can resume the run.
     config = make_config(preset, model, overrides=overrides, tokens_per_batch=tokens)
@@ -124,6 +129,11 @@ def run_model(name, args, curves):
     result = train(config, "multi30k", epochs=args.epochs or args.max_epochs, validation=False, verbose=0, **common,
                    callbacks=[budget_callback(run_dir, budget, args.curve_sentences, label, points)])
     wall = time.perf_counter() - start
+    row = {"model": label, "recipe": [preset, *overrides, f"tokens_per_batch={tokens}", "mixed_bfloat16"],
+           "run_dir": run_dir, "epochs": result.epochs, "train_seconds": points[-1][0] if points else 0,
+           "wall_seconds": round(wall)}
+    if args.no_test:  # the search scores validation only (benchmarks/m30k_select.py); test once at the end
+        return row
     average = config.checkpoints_to_average
     last = min(average, len(epoch_checkpoints(run_dir)))
     if last >= 2:
@@ -134,10 +144,7 @@ def run_model(name, args, curves):
     beam, alpha = (config.beam_size, config.length_penalty) if name in OWN_PRESET else (4, 0.6)
     _, scores = evaluate(model, tokenizer, sources, refs, beam_size=beam, alpha=alpha, preprocess=method,
                          source_lang=source_lang, target_lang=target_lang)
-    return {"model": label, "recipe": [preset, *overrides, f"tokens_per_batch={tokens}", "mixed_bfloat16"],
-            "run_dir": run_dir, "beam_size": beam, "alpha": alpha,
-            "epochs": result.epochs, "train_seconds": points[-1][0] if points else 0, "wall_seconds": round(wall),
-            "averaged": last, "params": model.count_params(), "decode_seconds": round(scores["seconds"], 1),
+    return {**row, "beam_size": beam, "alpha": alpha, "averaged": last, "params": model.count_params(), "decode_seconds": round(scores["seconds"], 1),
             **{k: scores[k] for k in ("bleu", "bleu_tokenized_lc", "bleu_moses_lc", "chrf", "bleu_signature",
                                       "bleu_tokenized_lc_signature", "bleu_moses_lc_signature")}}
 
@@ -163,7 +170,7 @@ def save(rows, curves, args, argv):
     save_result(args.name, {
         "rows": rows, "curves": curves, "budget_s": None if args.epochs else args.budget, "epochs": args.epochs,
         "commands": commands,
-        "plot_bars": {"labels": [r["model"] for r in rows], "values": [r["bleu_tokenized_lc"] for r in rows],
+        "plot_bars": {"labels": [r["model"] for r in rows], "values": [r.get("bleu_tokenized_lc", 0) for r in rows],
                       "xlabel": "tokenized lowercased BLEU, test_2016_flickr", "title": "Quality at a CPU budget"},
     })
     return rows
@@ -183,6 +190,11 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="180 s per model, 200 test sentences")
     parser.add_argument("--keep-checkpoints", type=int, default=None,
                         help="epoch checkpoints kept (default: the recipe's checkpoints_to_average)")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="override a field of the recipe's model config (repeatable), e.g. rdrop_alpha=5")
+    parser.add_argument("--no-test", action="store_true",
+                        help="train and draw the validation curve only; test_2016_flickr is not decoded "
+                             "(a search candidate: benchmarks/m30k_select.py chooses on validation)")
     parser.add_argument("--name", default="quality_at_budget",
                         help="results file docs/results/NAME.json (default: quality_at_budget)")
     args = parser.parse_args(argv)
@@ -201,6 +213,10 @@ def main(argv=None):
         print(f"{RECIPES[name][0]}: training for {how_long} on {os.cpu_count()} CPUs", flush=True)
         rows.append(run_model(name, args, curves))
         table = save(rows, curves, args, argv)  # after each model, so a later failure keeps this one
+    if args.no_test:
+        for r in table:
+            print(f"{r['model']}: {r['epochs']} epochs in {r['train_seconds']} s of training; test not decoded")
+        return 0
     print(f"\ntest_2016_flickr, beam 4, alpha 0.6 ({args.test_sentences or 1000} sentences):")
     print(f"{'model':28s} {'epochs':>6s} {'train s':>8s} {'BLEU':>6s} {'tok lc':>7s} {'chrF':>6s}")
     for r in table:

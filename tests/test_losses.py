@@ -73,3 +73,62 @@ def test_exclude_pad_from_smoothing_matches_numpy():
     expected = (per_token * w).sum() / w.sum()
     got = tfm.LabelSmoothedCrossEntropy(0.1, exclude_pad_from_smoothing=True)(y, logits)
     np.testing.assert_allclose(float(got), expected, rtol=1e-5)
+
+
+def np_rdrop_extra(y, logits, alpha, pad=0):
+    """R-Drop's term by hand: alpha * sum over pairs and real positions of 1/2 (KL(p1||p2) + KL(p2||p1)),
+    divided by the real tokens of both rows (rows 2i and 2i+1 are one sentence's two passes)."""
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    p = np.exp(logp)
+    total, count = 0.0, 0.0
+    for i in range(0, len(y), 2):
+        kl_12 = (p[i] * (logp[i] - logp[i + 1])).sum(-1)
+        kl_21 = (p[i + 1] * (logp[i + 1] - logp[i])).sum(-1)
+        mask = (y[i] != pad).astype("float64")
+        total += (0.5 * (kl_12 + kl_21) * mask).sum()
+        count += 2 * mask.sum()
+    return alpha * total / count
+
+
+def test_rdrop_term_matches_numpy():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(4, 3, 6)).astype("float32")
+    y = np.array([[2, 3, 0], [2, 3, 0], [4, 1, 5], [4, 1, 5]])  # two sentences, each twice
+    plain = float(tfm.LabelSmoothedCrossEntropy(0.1)(y, logits))
+    rdrop = float(tfm.LabelSmoothedCrossEntropy(0.1, rdrop_alpha=5.0)(y, logits))
+    np.testing.assert_allclose(plain, np_smoothed(y, logits, 0.1), rtol=1e-5)
+    np.testing.assert_allclose(rdrop - plain, np_rdrop_extra(y, logits, 5.0), rtol=1e-4)
+    assert rdrop - plain > 0.01  # the pairs' predictions differ: the term is not empty
+    # Two passes that agree cost nothing beyond the cross entropy.
+    same = np.repeat(logits[::2], 2, axis=0)
+    np.testing.assert_allclose(float(tfm.LabelSmoothedCrossEntropy(0.1, rdrop_alpha=5.0)(y, same)),
+                               np_smoothed(y, same, 0.1), rtol=1e-5)
+    # bfloat16 logits (mixed_bfloat16): computed in float32, close to the float32 value.
+    import tensorflow as tf
+
+    low = float(tfm.LabelSmoothedCrossEntropy(0.1, rdrop_alpha=5.0)(y, tf.cast(logits, tf.bfloat16)))
+    np.testing.assert_allclose(low, rdrop, rtol=2e-2)
+
+
+def test_rdrop_refuses_odd_batches_and_bad_alpha_and_round_trips():
+    with pytest.raises(ValueError, match="odd batch of 3 rows"):
+        tfm.LabelSmoothedCrossEntropy(rdrop_alpha=1.0)(np.ones((3, 2), "int32"), np.zeros((3, 2, 5), "float32"))
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="rdrop_alpha"):
+            tfm.LabelSmoothedCrossEntropy(rdrop_alpha=bad)
+    with pytest.raises(ValueError, match="rdrop_alpha"):
+        tfm.TransformerConfig.tiny(rdrop_alpha=-0.5)
+    loss = tfm.LabelSmoothedCrossEntropy(0.2, rdrop_alpha=3.0)
+    again = keras.losses.deserialize(keras.losses.serialize(loss))
+    assert (again.label_smoothing, again.rdrop_alpha) == (0.2, 3.0)
+
+
+def test_pair_rows_puts_each_pair_twice_side_by_side():
+    from tfm.data.pipeline import pair_rows
+
+    source = np.array([[5, 6, 0], [7, 0, 0]])
+    target_in, target_out = source + 10, source + 20
+    (s, t_in), t_out = pair_rows((source, target_in), target_out)
+    np.testing.assert_array_equal(s.numpy(), [[5, 6, 0], [5, 6, 0], [7, 0, 0], [7, 0, 0]])
+    np.testing.assert_array_equal(t_in.numpy()[1::2], target_in)
+    np.testing.assert_array_equal(t_out.numpy()[::2], target_out)

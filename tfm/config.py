@@ -1,16 +1,17 @@
-"""Every setting's one home: the model configs' base class, the Transformer's config, data and training settings.
+"""Every setting's one home: the configs of the Transformer and the RNN baselines, data and training settings.
 
 - `TransformerConfig`: every size and training/decoding constant of the Transformer.
   Presets `base()` and `big()` are the paper's §5 settings (Vaswani et al., 2017,
   Table 3 rows "base" and "big"); `tiny()` and `small()` train on 2 CPU cores.
   Table 3 variants are `dataclasses.replace(TransformerConfig.base(), num_heads=1, key_dim=512, ...)`.
-  (`tfm.models.seq2seq.Seq2SeqConfig` is the RNN baselines' counterpart, with the same
-  data, training and decoding fields, built on `ConfigIO` below.)
+- `Seq2SeqConfig`: the RNN baselines' counterpart (Sutskever, Bahdanau and Luong presets),
+  with the same data, training and decoding fields.
 - `DataConfig`: which corpus, and how it is cut into batches (saved as `data` in a run's config.json).
 - `TrainingConfig`: how a run trains (saved as `training` in a run's config.json).
 - `parse_overrides` / `apply_overrides`: `--set FIELD=VALUE` onto any of these dataclasses.
 
-No TensorFlow here: the CLI reads these without starting it.
+No TensorFlow here: the CLI reads these without starting it. (Making a `Seq2SeqConfig`
+imports the RNN layers' argument checks, which do.)
 """
 
 import dataclasses
@@ -90,6 +91,14 @@ def check_recipe(config):
     check_length_penalty(config.length_penalty)
 
 
+def check_rdrop_alpha(alpha):
+    """`alpha` as a float, or ValueError: R-Drop's KL weight is a number >= 0 (0 = off)."""
+    if not isinstance(alpha, (int, float)) or isinstance(alpha, bool) or not float(alpha) >= 0.0:
+        raise ValueError(f"rdrop_alpha={alpha!r} must be a number >= 0 (0 = no R-Drop; Liang et al. use 5 "
+                         "on small translation sets)")
+    return float(alpha)
+
+
 def check_length_penalty(alpha):
     """`alpha` as a float, or ValueError: GNMT's penalty wants α >= 0 (0 = none, §6.1 uses 0.6)."""
     try:
@@ -113,6 +122,7 @@ class TransformerConfig(ConfigIO):
     dropout: float = 0.1  # P_drop on sub-layer outputs and embedding sums (§5.4)
     attention_dropout: float = 0.0  # dropout on attention weights (not in the paper)
     label_smoothing: float = 0.1  # eps_ls (§5.4)
+    rdrop_alpha: float = 0.0  # R-Drop's KL weight (Liang et al., 2021; not in the paper): 0 = off
     vocab_size: int = 37000  # shared source/target subword vocabulary (§5.1, BPE ~37000)
     share_embeddings: bool = True  # one matrix for both embeddings and the pre-softmax projection (§3.4)
     norm_first: bool = False  # pre-LN instead of the paper's post-LN LayerNorm(x + Sublayer(x))
@@ -149,6 +159,7 @@ class TransformerConfig(ConfigIO):
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
                 raise ValueError(f"{name}={value} must be in [0, 1)")
+        check_rdrop_alpha(self.rdrop_alpha)
         if self.positional not in ("sinusoidal", "learned"):
             raise ValueError(f"positional={self.positional!r}: expected 'sinusoidal' or 'learned'")
         if not (0.0 <= self.adam_beta_1 < 1.0 and 0.0 <= self.adam_beta_2 < 1.0):
@@ -294,6 +305,7 @@ class TrainingConfig(ConfigIO):
     seed: int = 0  # weights, dropout, shuffling; a resumed run derives its streams from it and its epoch
     keep_checkpoints: int = 5  # epoch checkpoints kept (default: the model config's checkpoints_to_average)
     label_smoothing: float = 0.1  # eps_ls (§5.4), from the model config
+    rdrop_alpha: float = 0.0  # R-Drop's KL weight, from the model config (0 = off; batches hold each pair twice)
     strategy: str = "auto"  # tf.distribute strategy used (class name once resolved)
     mixed_precision: bool = False  # mixed_bfloat16 on CPU, mixed_float16 on GPU
     xla: bool = False  # jit_compile the train step
@@ -308,6 +320,7 @@ class TrainingConfig(ConfigIO):
             raise ValueError(f"steps_per_epoch={self.steps_per_epoch!r}: expected a positive number or None")
         if not 0.0 <= self.label_smoothing < 1.0:
             raise ValueError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
+        check_rdrop_alpha(self.rdrop_alpha)
 
 
 # --set FIELD=VALUE ------------------------------------------------------------
@@ -364,3 +377,129 @@ def parse_overrides(cls, assignments):
 def apply_overrides(config, assignments):
     """`dataclasses.replace(config, **parse_overrides(type(config), assignments))`; the config validates."""
     return dataclasses.replace(config, **parse_overrides(type(config), assignments))
+
+
+# The RNN baselines' config -------------------------------------------------------
+def _rnn_rules():
+    """`(check_rnn_args, resolve_attention_args)`: the RNN layers' own argument checks, imported when a
+    `Seq2SeqConfig` is made or read, so importing this module still starts no TensorFlow."""
+    from tfm.layers.rnn_decoder import resolve_attention_args
+    from tfm.layers.rnn_encoder import check_rnn_args
+
+    return check_rnn_args, resolve_attention_args
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Seq2SeqConfig(ConfigIO):
+    """Every size of a `Seq2Seq` model; validated on creation.
+
+    Presets: `sutskever()`, `bahdanau()`, `luong()` (the papers' settings) and `tiny()`;
+    `dataclasses.replace` gives variants. `score` and `attention_units` keep what was
+    given (None = the attention's default), so a variant re-derives them: `--set units=16`
+    widens the additive score too, `--set attention=luong` gets Luong's "general" score.
+    `resolved_score` / `resolved_attention_units` are what gets built, and what `to_dict`
+    writes (so a saved config says what was built).
+    """
+
+    PRESETS = ("sutskever", "bahdanau", "luong", "tiny")
+
+    vocab_size: int = 8000  # V: shared source/target vocabulary, the 4 reserved ids included
+    embedding_dim: int = 256  # E: source and target embedding width
+    units: int = 256  # U: hidden width of every recurrent layer (per direction in the encoder)
+    cell: str = "lstm"  # "lstm" or "gru"
+    bidirectional: bool = False  # bidirectional encoder; its final states are bridged to U by a tanh layer
+    num_layers: int = 1  # recurrent layers in the encoder and in the decoder
+    dropout: float = 0.0  # on embeddings, between layers and before the output projection
+    attention: str | None = "bahdanau"  # None (Sutskever/Cho), "bahdanau" or "luong"
+    score: str | None = None  # attention score; None = "additive" (Bahdanau) or "general" (Luong)
+    attention_units: int | None = None  # additive score MLP width; None = units
+    input_feeding: bool = False  # Luong's input feeding (only with attention="luong")
+    # Data, training and decoding (the same fields as TransformerConfig's, so every model has one home).
+    max_length: int = 128  # pairs longer than this many subwords are dropped when training
+    tokens_per_batch: int = 4096  # source (and target) tokens per batch
+    learning_rate: float = 1e-3  # Adam with a constant rate, as the RNN papers trained
+    clipnorm: float | None = 1.0  # gradient clipping by global norm (RNNs need it)
+    label_smoothing: float = 0.1  # the Transformer's eps_ls, so the baselines compare like for like
+    beam_size: int = 4  # §6.1's decoding, applied to the baselines too
+    length_penalty: float = 0.6
+    max_extra_length: int = 50
+    checkpoints_to_average: int = 5
+
+    def __post_init__(self):
+        check_recipe(self)
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate={self.learning_rate!r} must be positive")
+        if self.clipnorm is not None and not self.clipnorm > 0:
+            raise ValueError(f"clipnorm={self.clipnorm!r} must be positive or None")
+        check_positive_ints(self, ("vocab_size", "embedding_dim", "units"))
+        if self.vocab_size < 5:
+            raise ValueError(f"vocab_size={self.vocab_size} leaves no room beyond the 4 reserved ids")
+        check_rnn_args, resolve_attention_args = _rnn_rules()
+        check_rnn_args(self.cell, self.num_layers, self.dropout)
+        score, attention_units = resolve_attention_args(
+            self.attention, self.score, self.units, self.attention_units, self.input_feeding
+        )
+        if self.bidirectional and score in ("dot", "scaled_dot", "cosine"):
+            raise ValueError(
+                f"score={score!r} needs query width == key width, but a bidirectional encoder gives "
+                f"keys of width 2 * units = {2 * self.units} and the decoder queries of width units = "
+                f"{self.units}; use score='general' or 'additive', or bidirectional=False"
+            )
+
+    @property
+    def resolved_score(self):
+        """The attention score built: `score`, or the attention's default ("additive" / "general"); None without."""
+        resolve_attention_args = _rnn_rules()[1]
+        return resolve_attention_args(self.attention, self.score, self.units, self.attention_units,
+                                      self.input_feeding)[0]
+
+    @property
+    def resolved_attention_units(self):
+        """The additive score's width built: `attention_units`, or `units`; None for other scores."""
+        resolve_attention_args = _rnn_rules()[1]
+        return resolve_attention_args(self.attention, self.score, self.units, self.attention_units,
+                                      self.input_feeding)[1]
+
+    def to_dict(self):
+        """Fields as a dict, with `score` and `attention_units` resolved to what is built."""
+        return {**super().to_dict(), "score": self.resolved_score, "attention_units": self.resolved_attention_units}
+
+    def __eq__(self, other):  # equal when they build the same model (`score=None` == its default)
+        return type(other) is type(self) and self.to_dict() == other.to_dict()
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.to_dict().items())))
+
+    # Presets: the papers' settings -----------------------------------------
+    @classmethod
+    def sutskever(cls, **overrides):
+        """Sutskever et al. (2014), §3.4: 4-layer LSTMs, 1000 cells, 1000-dim embeddings, no attention.
+        (They also reversed the source; that is a data transform, not a model setting.)"""
+        return cls(**{**dict(embedding_dim=1000, units=1000, num_layers=4, attention=None), **overrides})
+
+    @classmethod
+    def bahdanau(cls, **overrides):
+        """Bahdanau et al. (2015), RNNsearch §A.2: bidirectional GRU encoder, 1000 hidden units,
+        620-dim embeddings, additive alignment model with n' = 1000."""
+        values = dict(embedding_dim=620, units=1000, cell="gru", bidirectional=True, attention="bahdanau",
+                      score="additive", attention_units=1000)
+        return cls(**{**values, **overrides})
+
+    @classmethod
+    def luong(cls, **overrides):
+        """Luong et al. (2015), §4.1: 4-layer LSTMs, 1000 cells, 1000-dim embeddings, dropout 0.2,
+        global attention with the "general" score, input feeding."""
+        values = dict(embedding_dim=1000, units=1000, num_layers=4, dropout=0.2, attention="luong",
+                      score="general", input_feeding=True)
+        return cls(**{**values, **overrides})
+
+    @classmethod
+    def tiny(cls, **overrides):
+        """A small Bahdanau model for tests, notebooks in fast mode and synthetic tasks.
+
+        Its data settings are the tiny Transformer's (1000 subwords, 64-token pairs,
+        2048-token batches), so `tfm train --model bahdanau --preset tiny` and
+        `train(Seq2SeqConfig.tiny())` are the same run."""
+        values = dict(vocab_size=1000, embedding_dim=32, units=64, attention="bahdanau", max_length=64,
+                      tokens_per_batch=2048)
+        return cls(**{**values, **overrides})

@@ -48,6 +48,7 @@ PAPER_MODEL = {
     "dropout": ("§5.4, Table 3", 0.1, 0.3),
     "attention_dropout": ("§5.4", NOT_IN_PAPER, NOT_IN_PAPER),
     "label_smoothing": ("§5.4, Table 3", 0.1, 0.1),
+    "rdrop_alpha": ("§5.4", NOT_IN_PAPER, NOT_IN_PAPER),
     "vocab_size": ("§5.1", 37000, 37000),  # EN-DE: "a shared source-target vocabulary of about 37000 tokens"
     "share_embeddings": ("§3.4", True, True),
     "norm_first": ("§3.1", False, False),  # LayerNorm(x + Sublayer(x)): post-LN
@@ -72,6 +73,7 @@ PAPER_TRAINING = {
     "seed": ("§5", NOT_IN_PAPER),
     "keep_checkpoints": ("§6.1", 5),  # base averages the last 5 (big: 20, from the model config when training)
     "label_smoothing": ("§5.4", 0.1),
+    "rdrop_alpha": ("§5.4", NOT_IN_PAPER),
     "strategy": ("§5.2", "synchronous data parallel, 8 GPUs"),
     "mixed_precision": ("§5.2", NOT_IN_PAPER),
     "xla": ("§5.2", NOT_IN_PAPER),
@@ -88,6 +90,7 @@ PAPER_FUNCTION_DEFAULTS = {
     ("losses.py", "LabelSmoothedCrossEntropy.__init__"): {
         "label_smoothing": ("ε_ls", "§5.4", 0.1),
         "exclude_pad_from_smoothing": ("smoothing mass on the padding id", "§5.4", NOT_IN_PAPER),
+        "rdrop_alpha": ("R-Drop's KL weight (Liang et al., 2021)", "§5.4", NOT_IN_PAPER),
     },
     ("data/subword_tokenizer.py", "train_tokenizer"): {
         "model_type": ("subword algorithm", "§5.1", "bpe"),
@@ -159,6 +162,10 @@ NOTES = {
     ("model", "dropout"): "Big on EN-FR used P_drop = 0.1 instead of 0.3 (§6.1): `TransformerConfig.big(dropout=0.1)`.",
     ("model", "attention_dropout"): "Dropout on the attention weights; §5.4 names only residual dropout "
                                     "(sub-layer outputs and embedding sums).",
+    ("model", "rdrop_alpha"): "R-Drop (Liang et al., 2021), a regulariser from after the paper, for small "
+                              "corpora: each batch twice, a KL term between the two dropout passes. 0 = off.",
+    ("training", "rdrop_alpha"): "Copied from the model config; above 0 every training batch holds each pair "
+                                 "twice (twice the compute per step).",
     ("model", "vocab_size"): "EN-DE; \"about\" 37000. EN-FR used a 32000 word-piece vocabulary.",
     ("model", "max_length"): "Longest sequence the model takes (positions); training drops longer pairs. "
                              "The paper gives no limit.",

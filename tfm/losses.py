@@ -1,4 +1,5 @@
-"""Label-smoothed cross entropy that ignores padding (Vaswani et al., 2017, §5.4)."""
+"""Label-smoothed cross entropy that ignores padding (Vaswani et al., 2017, §5.4), with an optional
+R-Drop term (Liang et al., 2021) for small corpora."""
 
 import keras
 from keras import ops
@@ -30,14 +31,30 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
         pad_id: int. Target id that is ignored. Defaults to `0`.
         exclude_pad_from_smoothing: bool. Do not spread smoothing mass onto the
             padding id (as tensor2tensor / fairseq do). Defaults to `False`.
+        rdrop_alpha: float >= 0. R-Drop's weight `α` (Liang et al., 2021, eq. 3). `0`
+            (the default) is the paper's plain loss. Above 0 the batch must hold every
+            sentence twice in adjacent rows (`0, 0, 1, 1, ...`: `tfm.data.pipeline.pair_rows`,
+            which `train` applies when the model config's `rdrop_alpha` is set); the two
+            rows see different dropout masks, and each pair adds
+            `α · ½ (KL(P1 || P2) + KL(P2 || P1))` per real token to its two cross entropies.
+            The whole is divided by the real tokens of both rows, so `α` is the paper's.
 
     Call args:
-        y_true: int `(B, T)` target ids.
+        y_true: int `(B, T)` target ids (`B` even with R-Drop, rows paired as above).
         y_pred: float `(B, T, V)` logits (unnormalised).
 
     Returns:
         scalar: sum of per-token losses / number of non-pad tokens (per replica
         under `tf.distribute`, scaled so that the replicas' sum is their mean).
+
+    Example:
+
+    >>> import numpy as np
+    >>> loss = LabelSmoothedCrossEntropy(label_smoothing=0.1)
+    >>> y_true = np.array([[5, 6, 0]])                    # the last token is padding
+    >>> y_pred = np.zeros((1, 3, 8), "float32")           # uniform over 8 ids
+    >>> round(float(loss(y_true, y_pred)), 4)             # log 8, smoothed or not
+    2.0794
     """
 
     def __init__(
@@ -45,6 +62,7 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
         label_smoothing=0.1,
         pad_id=PAD_ID,
         exclude_pad_from_smoothing=False,
+        rdrop_alpha=0.0,
         name="label_smoothed_cross_entropy",
         reduction="sum",
         **kwargs,
@@ -55,6 +73,9 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
         self.label_smoothing = float(label_smoothing)
         self.pad_id = int(pad_id)
         self.exclude_pad_from_smoothing = bool(exclude_pad_from_smoothing)
+        if not float(rdrop_alpha) >= 0.0:  # also refuses nan
+            raise ValueError(f"rdrop_alpha={rdrop_alpha} must be >= 0 (0 = no R-Drop term)")
+        self.rdrop_alpha = float(rdrop_alpha)
 
     def call(self, y_true, y_pred):
         y_true = ops.cast(y_true, "int32")
@@ -80,6 +101,8 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
             loss = (1.0 - eps) * nll + eps * smooth
         else:
             loss = nll
+        if self.rdrop_alpha > 0:
+            loss = loss + self.rdrop_alpha * paired_kl(logits)
         weights = ops.cast(ops.not_equal(y_true, self.pad_id), "float32")
         count = ops.maximum(ops.sum(weights), 1.0)
         # Summed by reduction="sum" -> the mean over real tokens. Keras adds up the replicas'
@@ -93,4 +116,30 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
             "label_smoothing": self.label_smoothing,
             "pad_id": self.pad_id,
             "exclude_pad_from_smoothing": self.exclude_pad_from_smoothing,
+            "rdrop_alpha": self.rdrop_alpha,
         }
+
+
+def paired_kl(logits):
+    """Half the symmetric KL divergence between the predictions of each pair of adjacent rows.
+
+    R-Drop (Liang et al., 2021) feeds every sentence twice; rows `2i` and `2i + 1` are
+    its two passes. For each position, `½ · ½ (KL(P1 || P2) + KL(P2 || P1))
+    = ¼ Σ_v (p1 - p2)(log p1 - log p2)`, given to both rows of the pair, so that
+    their sum is the paper's `½ (KL + KL)` once per pair.
+
+    Args:
+        logits: float32 `(B, T, V)`, `B` even.
+
+    Returns:
+        float32 `(B, T)`.
+    """
+    batch = logits.shape[0]
+    if batch is not None and batch % 2:
+        raise ValueError(f"R-Drop needs each sentence twice in adjacent rows; got an odd batch of {batch} rows")
+    shape = ops.shape(logits)
+    log_probs = ops.log_softmax(logits, axis=-1)
+    pairs = ops.reshape(log_probs, (-1, 2, shape[1], shape[2]))  # (B, T, V) -> (B/2, 2, T, V)
+    first, second = pairs[:, 0], pairs[:, 1]  # (B/2, T, V) each
+    kl = 0.25 * ops.sum((ops.exp(first) - ops.exp(second)) * (first - second), axis=-1)  # (B/2, T)
+    return ops.reshape(ops.repeat(ops.expand_dims(kl, 1), 2, axis=1), (-1, shape[1]))  # -> (B, T)

@@ -14,9 +14,10 @@ From Python (notebooks, tests):
 the run folder (fresh, or the same configuration resumed) -> strategy ->
 tokenizer -> where the run stands -> datasets (outside the strategy) -> model,
 optimizer and `compile` inside `strategy.scope()` -> `fit` with the run folder's
-callbacks. The folder's files are `tfm.runs`' contract; the callbacks are in
-`tfm.callbacks`, the data side in `tfm.data.pipeline`, strategies and precision in
-`tfm.distribute`, averaging in `tfm.checkpoints`.
+callbacks. The folder's files are `tfm.runs`' contract, where a run stands (and the
+repair of a damaged backup) `tfm.resume`'s; the callbacks are in `tfm.callbacks`, the
+data side in `tfm.data.pipeline`, strategies and precision in `tfm.distribute`,
+averaging in `tfm.checkpoints`.
 
 Running the same command again on a RUN resumes it from the last finished epoch (a
 run killed during an epoch loses that epoch only) and trains up to `epochs`. A
@@ -34,11 +35,10 @@ import os
 import shutil
 import warnings
 
-import h5py
 import keras
 import tensorflow as tf
 
-from tfm import __version__, runs
+from tfm import __version__, resume, runs
 from tfm.callbacks import EpochCheckpoint, HistoryCSV, NaNGuard
 from tfm.config import DataConfig, TrainingConfig
 from tfm.data.datasets import whole_tokens
@@ -47,13 +47,6 @@ from tfm.distribute import make_strategy, multi_worker_fit_scope, precision_poli
 from tfm.losses import LabelSmoothedCrossEntropy
 from tfm.metrics import MaskedAccuracy
 from tfm.models.registry import as_config, build_model, build_optimizer_for, model_name
-
-# Re-exported: the names this module had before the run folder, averaging, callbacks and strategies
-# moved to modules of their own (tfm.runs, tfm.checkpoints, tfm.callbacks, tfm.distribute).
-from tfm.checkpoints import average_checkpoints  # noqa: F401
-from tfm.config import apply_overrides, parse_overrides  # noqa: F401
-from tfm.models.registry import MODELS, config_class, make_config  # noqa: F401
-from tfm.runs import epoch_checkpoints, latest_checkpoint, load_run, read_history, read_run_config  # noqa: F401
 
 logger = logging.getLogger("tfm.training")
 
@@ -115,6 +108,7 @@ def resolve_settings(config, dataset="numbers", *, tokens_per_batch=None, max_le
     strategy_name = strategy if isinstance(strategy, str) else type(strategy).__name__
     training = TrainingConfig(
         seed=int(seed), label_smoothing=float(config.label_smoothing), strategy=strategy_name,
+        rdrop_alpha=float(getattr(config, "rdrop_alpha", 0.0)),
         keep_checkpoints=int(config.checkpoints_to_average if keep_checkpoints is None else keep_checkpoints),
         mixed_precision=bool(mixed_precision), xla=bool(xla),
         steps_per_epoch=None if steps_per_epoch is None else int(steps_per_epoch))
@@ -158,84 +152,6 @@ def _start_run(run_dir, config, data, training, is_chief):
     return config, tokenizer
 
 
-# Step 5: where the run stands -----------------------------------------------------
-def _readable_weights(path):
-    try:
-        with h5py.File(path, "r"):
-            return True
-    except OSError:
-        return False
-
-
-def _backup_epoch(backup_dir, suffix=""):
-    """Epochs finished according to a BackupAndRestore folder's metadata (0 when absent or unreadable)."""
-    try:
-        with open(os.path.join(backup_dir, "training_metadata.json" + suffix)) as f:
-            return int(json.load(f)["epoch"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0
-
-
-def _check_backup(backup_dir):
-    """Epochs the backup will restore, after setting aside a damaged latest backup.
-
-    Keras' BackupAndRestore falls back to its older copy (`*.bkp`) silently when the
-    latest weights are unreadable; here that is said, and when no copy is readable
-    the backup folder is moved aside (kept, renamed) so the run continues from its
-    newest epoch checkpoint.
-    """
-    latest = os.path.join(backup_dir, "latest.weights.h5")
-    if not os.path.isfile(latest):
-        return _backup_epoch(backup_dir) if os.path.isdir(backup_dir) else 0
-    if _readable_weights(latest):
-        return _backup_epoch(backup_dir)
-    previous = latest + ".bkp"
-    if os.path.isfile(previous) and _readable_weights(previous):
-        epoch = _backup_epoch(backup_dir, ".bkp")
-        logger.warning("%s is damaged (unreadable); restoring the previous training state instead, of epoch %d "
-                       "(%s): epoch %d will be trained again and its checkpoint and history row replaced",
-                       latest, epoch, previous, epoch + 1)
-        shutil.copyfile(previous, latest)
-        metadata = os.path.join(backup_dir, "training_metadata.json")
-        if os.path.isfile(metadata + ".bkp"):
-            shutil.copyfile(metadata + ".bkp", metadata)
-        return epoch
-    aside = f"{backup_dir}.damaged"
-    shutil.rmtree(aside, ignore_errors=True)
-    os.replace(backup_dir, aside)
-    logger.warning("%s is damaged and has no readable older copy; moved it to %s and continuing from the newest "
-                   "epoch checkpoint", latest, aside)
-    return 0
-
-
-def _resume_without_backup(run_dir, checkpoint, model, shadow):
-    """The backup is gone (deleted or damaged) but epoch checkpoints exist: continue from the newest.
-
-    The weights come from the checkpoint; Adam's moments restart, and the step
-    counter is set from history.csv so the learning-rate schedule continues.
-    Returns the epoch to start at.
-    """
-    epoch, path = checkpoint
-    runs.load_weights(shadow, path)
-    model.set_weights(shadow.get_weights())
-    rows = [row for row in runs.read_rows(os.path.join(run_dir, runs.HISTORY_FILE)) if int(row["epoch"]) == epoch - 1]
-    iterations = int(float(rows[-1]["iterations"])) if rows and rows[-1].get("iterations") else 0
-    model.optimizer.iterations.assign(iterations)
-    logger.warning("no training state in %s: continuing from %s with fresh optimizer moments at step %d",
-                   os.path.join(run_dir, runs.BACKUP_DIR), os.path.basename(path), iterations)
-    return epoch
-
-
-def stream_seed(seed, done_before):
-    """The shuffle and dropout seed of a session that starts after `done_before` epochs.
-
-    A resumed run draws new shuffles and dropout masks. Reseeded with `seed` alone, it would
-    replay the first epochs' batches with the same masks (the dropout streams are not in the
-    backup), which the model has fitted already: training loss drops, regularisation weakens.
-    """
-    return (seed * 1_000_003 + done_before) % (2**31 - 1) if done_before else seed
-
-
 # Steps 6-7: datasets and the compiled model --------------------------------------------
 def compile_model(config, strategy, training):
     """`(model, shadow)`: the model compiled under `strategy` and the precision policy, and a
@@ -246,7 +162,8 @@ def compile_model(config, strategy, training):
         with strategy.scope():
             model = build_model(config)
             model.compile(optimizer=build_optimizer_for(config),
-                          loss=LabelSmoothedCrossEntropy(training.label_smoothing),
+                          loss=LabelSmoothedCrossEntropy(training.label_smoothing,
+                                                             rdrop_alpha=training.rdrop_alpha),
                           metrics=[MaskedAccuracy()], jit_compile=training.xla)
             model.optimizer.build(model.trainable_variables)  # so a restored backup finds its slots
         keras.config.set_dtype_policy("float32")
@@ -271,14 +188,6 @@ def _run_callbacks(run_dir, backup_dir, training, shadow, is_chief, extra):
     # Kept after fit: rerunning a finished run finds its epoch and optimizer state.
     fit_callbacks.append(keras.callbacks.BackupAndRestore(backup_dir, double_checkpoint=True, delete_checkpoint=False))
     return fit_callbacks
-
-
-def epochs_on_disk(run_dir):
-    """Epochs a run has finished according to its files: the newest epoch checkpoint, else history.csv."""
-    found = runs.epoch_checkpoints(run_dir)
-    if found:
-        return found[-1][0]
-    return len(runs.read_rows(os.path.join(run_dir, runs.HISTORY_FILE)))
 
 
 # Step 8: train ----------------------------------------------------------------------
@@ -357,20 +266,18 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
 
     backup_dir = (os.path.join(run_dir, runs.BACKUP_DIR) if is_chief
                   else os.path.join(run_dir, runs.WORKERS_DIR, worker, runs.BACKUP_DIR))
-    found = runs.epoch_checkpoints(run_dir) if existing is not None else []
-    done_before = _check_backup(backup_dir) if existing is not None else 0
-    has_backup = done_before > 0
-    if not has_backup and found:
-        done_before = found[-1][0]
+    standing = (resume.where_run_stands(run_dir, backup_dir) if existing is not None
+                else resume.Standing(epochs=0, from_backup=False, checkpoint=None))
+    done_before = standing.epochs
     if done_before >= epochs:
         logger.info("%s has finished %d epochs already (--epochs %d): nothing to train", run_dir, done_before, epochs)
-        model = runs.load_run(run_dir, checkpoint="latest")[0] if found else build_model(config)
+        model = runs.load_run(run_dir, checkpoint="latest")[0] if standing.checkpoint else build_model(config)
         return TrainResult(model=model, tokenizer=tokenizer, config=config, history={}, initial_epoch=done_before,
                            epochs=done_before, run_dir=run_dir)
     if done_before:
         logger.info("resuming after epoch %d, from %s", done_before,
-                    backup_dir if has_backup else os.path.basename(found[-1][1]))
-        training = dataclasses.replace(training, seed=stream_seed(training.seed, done_before))
+                    backup_dir if standing.from_backup else os.path.basename(standing.checkpoint[1]))
+        training = dataclasses.replace(training, seed=resume.stream_seed(training.seed, done_before))
         keras.utils.set_random_seed(training.seed)
 
     train_batches, val_batches = make_datasets(data, tokenizer, training, strategy.num_replicas_in_sync, validation)
@@ -378,7 +285,9 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
     logger.info("%s: %s parameters, %s, %s, %d replica(s)%s", name, f"{model.count_params():,}",
                 precision_policy(training.mixed_precision), strategy.__class__.__name__,
                 strategy.num_replicas_in_sync, ", XLA" if training.xla else "")
-    initial_epoch = _resume_without_backup(run_dir, found[-1], model, shadow) if found and not has_backup else 0
+    initial_epoch = 0
+    if standing.checkpoint and not standing.from_backup:
+        initial_epoch = resume.restore_from_checkpoint(run_dir, standing.checkpoint, model, shadow)
     fit_callbacks = _run_callbacks(run_dir, backup_dir, training, shadow, is_chief, callbacks)
 
     fit_scope = contextlib.nullcontext()
@@ -392,6 +301,6 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
                             validation_data=val_batches, callbacks=fit_callbacks, initial_epoch=initial_epoch,
                             shuffle=False, verbose=verbose)  # the dataset shuffles itself
     run_epochs = len(history.history.get("loss", []))
-    finished = epochs_on_disk(run_dir) if is_chief else done_before + run_epochs
+    finished = resume.epochs_on_disk(run_dir) if is_chief else done_before + run_epochs
     return TrainResult(model=model, tokenizer=tokenizer, config=config, history=dict(history.history),
                        initial_epoch=done_before, epochs=finished, run_dir=run_dir)

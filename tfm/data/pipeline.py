@@ -81,6 +81,8 @@ def make_datasets(data, tokenizer, training, replicas, validation=True):
                     pad_to_bucket=training.xla, batch_multiple=replicas)
     train_batches = split_evenly(bucket_by_token_budget(load_pairs(data, "train"), tokenizer, shuffle=True,
                                                         seed=training.seed, **batching), replicas)
+    if training.rdrop_alpha:
+        train_batches = train_batches.map(pair_rows)  # after split_evenly: each replica gets whole pairs
     if training.steps_per_epoch:
         train_batches = train_batches.repeat()  # epochs of steps_per_epoch batches continue through the data
     if not validation or data.dataset == "files":
@@ -91,6 +93,20 @@ def make_datasets(data, tokenizer, training, replicas, validation=True):
     count = int(val_batches.reduce(np.int64(0), lambda n, _: n + 1))
     val_batches = val_batches.apply(tf.data.experimental.assert_cardinality(count)) if count else None
     return train_batches, val_batches
+
+
+def pair_rows(inputs, target_out):
+    """Every pair of a batch twice, in adjacent rows (`0, 0, 1, 1, ...`): R-Drop's two passes.
+
+    One forward pass over the doubled batch gives each copy its own dropout masks
+    (Liang et al., 2021); `LabelSmoothedCrossEntropy(rdrop_alpha=...)` reads rows
+    `2i` and `2i + 1` as one sentence's two passes. A batch of `b` pairs becomes `2b`
+    rows (twice the compute per step); with `b` a multiple of the replicas, each
+    replica's contiguous slice holds whole pairs.
+    """
+    (source_ids, target_in) = inputs
+    twice = lambda x: tf.repeat(x, 2, axis=0)  # noqa: E731  (b, L) -> (2b, L)
+    return (twice(source_ids), twice(target_in)), twice(target_out)
 
 
 def split_evenly(batches, replicas):
