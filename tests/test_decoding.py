@@ -10,7 +10,7 @@ from model_variants import BF16_LOGIT_RTOL, VARIANTS, build_variant, is_bf16
 import tfm
 from tfm import decoding
 from tfm.config import TransformerConfig
-from tfm.data.special_tokens import END_ID, PAD_ID, START_ID, UNK_ID
+from tfm.special_tokens import END_ID, PAD_ID, START_ID, UNK_ID
 
 VOCAB = 30
 EXTRA = 6  # short outputs keep the untrained models' searches fast

@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 from keras import ops
 
-from tfm.masks import causal_mask, mask_from_keras, merge_masks, padding_mask
+from tfm.masks import causal_mask, merge_masks, padding_mask
 
 B, T, S = 2, 3, 4
 KEY_MASK = np.array([[True, True, True, False], [True, True, False, False]])  # (B, S)
@@ -87,13 +87,6 @@ def test_merge_masks_takes_lengths_from_the_masks():
     np.testing.assert_array_equal(both, KEY_MASK[:, None] & QUERY_MASK[:, :, None] & np.tril(np.ones((T, S), bool)))
     # 0/1 masks are read as booleans.
     np.testing.assert_array_equal(_np(merge_masks(KEY_MASK.astype("int32"))), KEY_MASK[:, None])
-
-
-def test_mask_from_keras():
-    x = tf.constant([[1.0, 2.0]])
-    assert mask_from_keras(x) is None
-    x._keras_mask = tf.constant([[True, False]])
-    np.testing.assert_array_equal(_np(mask_from_keras(x)), [[True, False]])
 
 
 def test_causal_without_a_query_length_names_the_missing_argument():

@@ -24,6 +24,7 @@ Keras; the first use of a name that needs them does. So `tfm --help` answers at 
 
 import importlib
 import os as _os
+import pkgutil as _pkgutil
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -50,7 +51,7 @@ _EXPORTS = {
     "TransformerSchedule": "tfm.schedules",
     "build_optimizer": "tfm.schedules",
     "Seq2Seq": "tfm.models",
-    "Seq2SeqConfig": "tfm.models",
+    "Seq2SeqConfig": "tfm.config",
     "Transformer": "tfm.models",
     "build_seq2seq": "tfm.models",
     "build_transformer": "tfm.models",
@@ -68,9 +69,8 @@ _LAYERS = ("Attention", "AttentionScore", "BahdanauAttention", "Decoder", "Decod
            "RNNDecoder", "RNNEncoder", "SharedEmbedding", "attention_weights", "masked_softmax",
            "positional_encoding", "scaled_dot_product_attention")
 _EXPORTS.update({name: "tfm.layers" for name in _LAYERS})
-_SUBMODULES = ("callbacks", "checkpoints", "cli", "config", "data", "decoding", "demo", "distribute", "evaluation",
-               "export", "layers", "losses", "masks", "metrics", "models", "runs", "schedules", "special_tokens",
-               "training", "viz")
+# Every module and package in tfm/, read from the folder so a new one is never missed: `tfm.parsing` etc.
+_SUBMODULES = tuple(sorted(m.name for m in _pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

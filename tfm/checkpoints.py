@@ -18,11 +18,6 @@ from tfm import runs
 logger = logging.getLogger("tfm.checkpoints")
 
 
-def default_last(run_dir):
-    """How many checkpoints `tfm average` averages when not told: the run config's `checkpoints_to_average`."""
-    return int(runs.model_config_from_info(runs.read_run_config(run_dir)).checkpoints_to_average)
-
-
 def average_checkpoints(run_dir, last=None, output=None):
     """Averages the weights of the last `last` epoch checkpoints (§6.1).
 

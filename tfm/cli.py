@@ -18,8 +18,10 @@ import logging
 import os
 import sys
 
-PRESETS = ["tiny", "small", "base", "big", "parse", "parse_small", "m30k", "m30k_small"]  # TransformerConfig.PRESETS (tests check)
-MODELS = ["transformer", "seq2seq", "bahdanau", "luong"]
+from tfm.config import TransformerConfig
+from tfm.models.registry import MODELS  # the registry's one list; neither module imports TensorFlow
+
+PRESETS = list(TransformerConfig.PRESETS)
 EXIT_INTERRUPTED = 130
 
 logger = logging.getLogger("tfm")
@@ -188,7 +190,7 @@ def train_command(args):
                        target_lang=args.target_lang, data_dir=args.data_dir, source_file=args.source_file,
                        target_file=args.target_file, keep_checkpoints=args.keep_checkpoints, seed=args.seed)
     except KeyboardInterrupt:
-        from tfm.training import epochs_on_disk
+        from tfm.resume import epochs_on_disk
 
         done = epochs_on_disk(os.path.abspath(args.output)) if os.path.isdir(args.output) else 0
         print(f"\ntfm train: interrupted. {args.output} is intact and keeps {done} finished epoch"
@@ -305,7 +307,7 @@ def _evaluate_parsing(args, model, tokenizer, run_info, sources):
     from tfm.data.ptb_parse import ptb_parse_trees
     from tfm.parsing import parse_report
 
-    gold = ptb_parse_trees(evaluation.SPLITS[args.split], data_dir=run_info["data"].get("data_dir"))[: len(sources)]
+    gold = ptb_parse_trees(args.split, data_dir=run_info["data"].get("data_dir"))[: len(sources)]
     trees, scores = evaluation.evaluate_parsing(model, tokenizer, sources, gold, beam_size=args.beam_size,
                                                 alpha=args.alpha, constrained=not args.unconstrained)
     scores.update(split=args.split, dataset="ptb_parse", checkpoint=run_info.get("checkpoint"))

@@ -31,14 +31,12 @@ import json
 import os
 import time
 
-from tfm.data import load_dataset
+from tfm.data import canonical_split, load_dataset
 from tfm.data.preprocess import detokenize, moses_lc, signature
 from tfm.data.preprocess import preprocess as prepare  # `preprocess` names an argument here
 from tfm.data.ptb_parse import delinearize
 from tfm.decoding import Translator, TreeConstraint
 from tfm.parsing import bracket_scores
-
-SPLITS = {"val": "validation", "validation": "validation", "test": "test"}
 
 
 def score(hypotheses, references, lang=None, preprocess=None):
@@ -130,15 +128,16 @@ def split_pairs(run_info, split, limit=None):
 
     Args:
         run_info: the dict `tfm.runs.load_run` returns (its `data` entry names the dataset).
-        split: "val" / "validation" or "test".
+        split: "validation" (or an alias of `tfm.data.canonical_split`: "val", "valid", "dev") or "test".
         limit: int or None. Only the first `limit` pairs.
     """
-    if split not in SPLITS:
-        raise ValueError(f"split={split!r}: expected 'val' or 'test'")
+    split = canonical_split(split)
+    if split == "train":
+        raise ValueError("split='train': evaluate on 'val' or 'test', which the model has not trained on")
     data = run_info["data"]
     if data["dataset"] == "files":
         raise ValueError("this run was trained on --dataset files, which has no val/test split to evaluate")
-    pairs = load_dataset(data["dataset"], SPLITS[split], source_lang=data.get("source_lang"),
+    pairs = load_dataset(data["dataset"], split, source_lang=data.get("source_lang"),
                          target_lang=data.get("target_lang"), data_dir=data.get("data_dir"))
     if limit is not None:
         if int(limit) < 1:

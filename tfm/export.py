@@ -51,8 +51,8 @@ from tfm.decoding import outputs
 from tfm.decoding import text as text_rules
 from tfm.decoding.adapters import as_decodable
 from tfm.decoding.search import check_beam_size, search
+from tfm.export_ctranslate2 import METADATA_FILE  # defined there: CTranslate2Translator reads it without TF
 
-METADATA_FILE = "tfm_export.json"
 # Optional signatures beside serving_default, chosen at export time (`tfm.decoding.outputs`).
 SIGNATURES = ("nbest", "alignment")
 SIGNATURE_OUTPUTS = {
@@ -176,7 +176,7 @@ def export(run_or_model, output_dir, beam_size=None, alpha=None, tokenizer=None,
     """Writes a SavedModel whose `serving_default` translates a batch of strings.
 
     Args:
-        run_or_model: a run folder (str; loaded with `tfm.training.load_run`), a
+        run_or_model: a run folder (str; loaded with `tfm.runs.load_run`), a
             `(model, tokenizer)` pair, or a model with `tokenizer=`.
         output_dir: str. The SavedModel folder. TensorFlow Serving wants a numbered
             version folder inside the model folder: `exported/m30k/1`.

@@ -47,7 +47,7 @@ import numpy as np
 
 from tfm.special_tokens import END, PAD, START, UNK
 
-METADATA_FILE = "tfm_export.json"
+METADATA_FILE = "tfm_export.json"  # both exports' record (tfm.export reads it from here: no TensorFlow)
 SENTENCEPIECE_FILE = "sentencepiece.model"
 
 
@@ -163,7 +163,7 @@ def ctranslate2_spec(model, vocabulary):
 QUANTIZATIONS = ("int8", "int8_float32", "int16", "float16", "bfloat16", "float32")
 
 
-def export_ctranslate2(run_or_model, output_dir, tokenizer=None, quantization=None, checkpoint=None, force=False):
+def export_ctranslate2(run_or_model, output_dir, tokenizer=None, quantization=None, checkpoint=None):
     """Writes a CTranslate2 model folder: `model.bin`, the vocabularies, `sentencepiece.model`, `tfm_export.json`.
 
     Args:

@@ -74,10 +74,5 @@ def merge_masks(key_mask=None, query_mask=None, causal=False, query_length=None,
     return mask
 
 
-def mask_from_keras(x):
-    """The Keras mask attached to `x` (`x._keras_mask`), or None."""
-    return getattr(x, "_keras_mask", None)
-
-
-__all__ = ["PAD_ID", "padding_mask", "causal_mask", "merge_masks", "mask_from_keras"]
+__all__ = ["PAD_ID", "padding_mask", "causal_mask", "merge_masks"]
 del keras

@@ -15,7 +15,8 @@ A run folder (`RUN`, the `--output` of `tfm train`) holds:
     info["config"].beam_size, info["config"].length_penalty       # the run's decoding settings (§6.1)
 
 Every file is written under a temporary name and renamed (`write_json_atomic`,
-`write_rows`), so a killed process never leaves half a file behind.
+`write_rows`), so a killed process never leaves half a file behind. What a run has
+finished, and how a session resumes it (a damaged backup included), is `tfm.resume`'s.
 """
 
 import csv
@@ -28,7 +29,7 @@ import shutil
 import keras
 
 from tfm import __version__
-from tfm.config import DataConfig, TrainingConfig
+from tfm.config import DataConfig
 from tfm.data.subword_tokenizer import SubwordTokenizer
 from tfm.models.registry import build_model, config_class
 
@@ -94,11 +95,6 @@ def model_config_from_info(info):
 def data_config_from_info(info):
     """The `DataConfig` stored in a parsed config.json."""
     return DataConfig.from_dict(info["data"], ignore_unknown=True)
-
-
-def training_config_from_info(info):
-    """The `TrainingConfig` stored in a parsed config.json (defaults where it says nothing)."""
-    return TrainingConfig.from_dict(info.get("training") or {}, ignore_unknown=True)
 
 
 def run_record(model, model_config, data, training):

@@ -6,8 +6,8 @@ import tensorflow as tf
 
 from tfm.data import batching
 from tfm.data.multi30k import load_multi30k
-from tfm.data.special_tokens import END_ID, START_ID
 from tfm.data.synthetic import number_words_pairs, sequence_task_pairs
+from tfm.special_tokens import END_ID, START_ID
 
 BUDGET, MAX_LENGTH = 400, 48
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfm.data.special_tokens import END_ID, RESERVED_TOKENS, START_ID, UNK_ID
 from tfm.data.subword_tokenizer import SubwordTokenizer, train_tokenizer
 from tfm.data.synthetic import number_words_dataset
+from tfm.special_tokens import END_ID, RESERVED_TOKENS, START_ID, UNK_ID
 
 
 def roundtrip(tokenizer, texts):

@@ -3,7 +3,7 @@ import pytest
 import tensorflow as tf
 
 from tfm.data import synthetic
-from tfm.data.special_tokens import END_ID, START_ID
+from tfm.special_tokens import END_ID, START_ID
 
 
 def test_sequence_task_ids_shift_and_reverse():

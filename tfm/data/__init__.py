@@ -5,7 +5,7 @@
     batches = tfm.data.bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=4096, shuffle=True, seed=0)
     model.fit(batches, ...)  # ((source_ids, target_in), target_out)
 
-Reserved ids (`tfm.data.special_tokens`): 0 [PAD], 1 [UNK], 2 [START], 3 [END].
+Reserved ids (`tfm.special_tokens`): 0 [PAD], 1 [UNK], 2 [START], 3 [END].
 """
 
 from tfm.data.batching import (
@@ -21,7 +21,6 @@ from tfm.data.cache import resolve_data_dir
 from tfm.data.datasets import DATASET_NAMES, GENERATED_TASKS, PARSING_TASKS, load_dataset
 from tfm.data.multi30k import download_multi30k, load_multi30k, multi30k_file
 from tfm.data.ptb_parse import load_ptb_parse, ptb_parse_trees
-from tfm.data.special_tokens import END_ID, PAD_ID, RESERVED_TOKENS, START_ID, UNK_ID
 from tfm.data.splits import SPLITS, canonical_split
 from tfm.data.subword_tokenizer import SubwordTokenizer, train_tokenizer
 from tfm.data.synthetic import (
@@ -35,6 +34,7 @@ from tfm.data.synthetic import (
 )
 from tfm.data.text_files import CorpusSummary, load_parallel_files, read_parallel_files
 from tfm.data.tfds_translate import TFDS_NAMES, load_tfds_translate
+from tfm.special_tokens import END_ID, PAD_ID, RESERVED_TOKENS, START_ID, UNK_ID
 
 __all__ = [
     "CorpusSummary",

@@ -25,7 +25,7 @@ import logging
 import numpy as np
 import tensorflow as tf
 
-from tfm.data.special_tokens import END_ID, START_ID
+from tfm.special_tokens import END_ID, START_ID
 
 logger = logging.getLogger("tfm.data")
 

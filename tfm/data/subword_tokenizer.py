@@ -9,7 +9,7 @@ SentencepieceTokenizeOp / SentencepieceDetokenizeOp / SentencepieceIdToStringOp 
 SentencepieceVocabSizeOp, all exist in the tensorflow-text 2.12.1 that TF
 Serving links in).
 
-The first four ids are the reserved tokens of `tfm.data.special_tokens`:
+The first four ids are the reserved tokens of `tfm.special_tokens`:
 0 `[PAD]`, 1 `[UNK]`, 2 `[START]`, 3 `[END]`.
 """
 
@@ -24,7 +24,7 @@ from google.protobuf.message import DecodeError
 from sentencepiece import sentencepiece_model_pb2
 from tensorflow_text.python.ops import sentencepiece_tokenizer as _tf_text_sentencepiece
 
-from tfm.data.special_tokens import END, END_ID, PAD, PAD_ID, START, START_ID, UNK, UNK_ID
+from tfm.special_tokens import END, END_ID, PAD, PAD_ID, START, START_ID, UNK, UNK_ID
 
 MODEL_FILE = "sentencepiece.model"
 VOCAB_FILE = "vocab.txt"

@@ -15,8 +15,8 @@ import zlib
 
 import numpy as np
 
-from tfm.data.special_tokens import END_ID, START_ID
 from tfm.data.splits import SPLITS, canonical_split
+from tfm.special_tokens import END_ID, START_ID
 
 FIRST_FREE_ID = 4  # ids below are reserved (pad, unk, start, end)
 

@@ -5,17 +5,14 @@
     optimizer = build_optimizer_for(config)     # eq. 3 + Adam(0.9, 0.98, 1e-9), or the RNNs' Adam
 
 Names: "transformer" (`TransformerConfig`) and the RNN baselines "seq2seq" (no
-attention), "bahdanau" and "luong" (`Seq2SeqConfig`).
+attention), "bahdanau" and "luong" (`Seq2SeqConfig`). `MODELS` is the one list of
+them (`tfm train --model` offers it): importing this module starts no TensorFlow; the
+builders import the models when they are called.
 """
 
 import dataclasses
 
-import keras
-
-from tfm.config import TransformerConfig, apply_overrides
-from tfm.models.seq2seq import Seq2SeqConfig, build_seq2seq
-from tfm.models.transformer import build_transformer
-from tfm.schedules import build_optimizer
+from tfm.config import Seq2SeqConfig, TransformerConfig, apply_overrides
 
 MODELS = ("transformer", "seq2seq", "bahdanau", "luong")
 PRESETS = TransformerConfig.PRESETS
@@ -50,14 +47,22 @@ def as_config(config):
 def build_model(config):
     """A built model for a `TransformerConfig` or a `Seq2SeqConfig` (current dtype policy)."""
     if model_name(config) == "transformer":
+        from tfm.models.transformer import build_transformer
+
         return build_transformer(config)
+    from tfm.models.seq2seq import build_seq2seq
+
     return build_seq2seq(config)
 
 
 def build_optimizer_for(config):
     """The Transformer's Adam with eq. 3 (§5.3), or the RNN baselines' Adam at a constant rate with clipping."""
     if model_name(config) == "transformer":
+        from tfm.schedules import build_optimizer
+
         return build_optimizer(config)
+    import keras
+
     return keras.optimizers.Adam(learning_rate=config.learning_rate, clipnorm=config.clipnorm)
 
 
