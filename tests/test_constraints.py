@@ -114,13 +114,15 @@ def _tokens(row):
 def test_greedy_writes_a_tree_where_unconstrained_search_writes_brackets(constraint):
     source = tf.constant([[THE, DOG, DOG, 0], [DOG, 0, 0, 0]])  # 3 words, 1 word
     free = decoding.greedy_search(CLOSER, source)
-    assert [_tokens(r) for r in free["sequences"].numpy()] == [[CLOSE] * 15, [CLOSE] * 13]  # until the limit
+    assert [_tokens(r) for r in free.sequences.numpy()] == [[CLOSE] * 15, [CLOSE] * 13]  # until the limit
     tied = decoding.greedy_search(CLOSER, source, constraint=constraint)
-    assert [_tokens(r) for r in tied["sequences"].numpy()] == [[OPEN_NP, XX, XX, XX, CLOSE], [OPEN_NP, XX, CLOSE]]
-    # The scores renormalise over the allowed tokens: one choice -> log 1 = 0; XX over {XX, (NP, (S}.
+    assert [_tokens(r) for r in tied.sequences.numpy()] == [[OPEN_NP, XX, XX, XX, CLOSE], [OPEN_NP, XX, CLOSE]]
+    # The scores renormalise over the allowed tokens: one choice -> log 1 = 0; XX over {XX, (NP, (S};
+    # then / lp(|Y|) with alpha 0.6 (|Y| = 5 and 3 tokens + END).
     choice = np.log(np.exp(-2.0) / (np.exp(-2.0) + np.exp(-3.0) + np.exp(-4.0)))
     first = np.log(np.exp(-3.0) / (np.exp(-3.0) + np.exp(-4.0)))  # (NP over {(NP, (S}
-    np.testing.assert_allclose(tied["scores"].numpy(), [first + 3 * choice, first + choice], rtol=1e-5)
+    np.testing.assert_allclose(tied.scores.numpy(), [(first + 3 * choice) / (11 / 6) ** 0.6,
+                                                     (first + choice) / (9 / 6) ** 0.6], rtol=1e-5)
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +182,7 @@ def _check_every_output(constraint, sources, sequences, lengths, limit_extra):
 @pytest.mark.parametrize("kwargs", [dict(beam_size=1), dict(beam_size=3), dict(beam_size=2, alpha=1.0)])
 def test_an_untrained_transformer_writes_only_trees(leaning, word_sources, constraint, kwargs):
     result = decoding.search(leaning, word_sources, constraint=constraint, **kwargs)
-    sequences, lengths = result["sequences"].numpy(), result["lengths"].numpy()
+    sequences, lengths = result.sequences.numpy(), result.lengths.numpy()
     _check_every_output(constraint, word_sources, sequences, lengths, 30)
     ended = [length < (s > 0).sum() + 30 for s, length in zip(word_sources, lengths)]
     assert sum(ended) >= 3, lengths  # most end well before the limit: the check above is not vacuous
@@ -192,11 +194,11 @@ def test_constrained_dynamic_shapes_equal_static(leaning, word_sources, constrai
         leaning, ids, beam_size=3, return_all=True, static_shapes=static, constraint=constraint))(word_sources)
     dynamic, static = run(False), run(True)
     for key in ("sequences", "lengths", "all_sequences"):
-        np.testing.assert_array_equal(dynamic[key].numpy(), static[key].numpy(), err_msg=key)
-    np.testing.assert_allclose(dynamic["scores"].numpy(), static["scores"].numpy(), atol=1e-5)
+        np.testing.assert_array_equal(getattr(dynamic, key).numpy(), getattr(static, key).numpy(), err_msg=key)
+    np.testing.assert_allclose(dynamic.scores.numpy(), static.scores.numpy(), atol=1e-5)
     for beam in range(3):
-        finished = np.isfinite(dynamic["all_scores"].numpy()[:, beam])
-        all_sequences = dynamic["all_sequences"].numpy()[:, beam]
+        finished = np.isfinite(dynamic.all_scores.numpy()[:, beam])
+        all_sequences = dynamic.all_sequences.numpy()[:, beam]
         _check_every_output(constraint, word_sources[finished], all_sequences[finished],
                             (all_sequences[finished] > 0).sum(1), 30)
 
@@ -216,6 +218,6 @@ def test_a_sentence_with_no_words_ends_at_once(constraint, beam_size):
     end, and does, instead of writing a token the constraint forbids."""
     source = tf.constant([[S_PIECE, 0], [DOG, 0]])  # "s" begins no word: 0 words; "▁dog": 1 word
     result = decoding.search(CLOSER, source, beam_size=beam_size, constraint=constraint)
-    assert result["lengths"].numpy()[0] == 0 and np.isfinite(result["scores"].numpy()).all()  # END, not NaN
-    assert int(result["steps"]) < 10  # the wordless sentence did not run to its limit (14 tokens, then END)
-    assert _tokens(result["sequences"].numpy()[1]) == [OPEN_NP, XX, CLOSE]
+    assert result.lengths.numpy()[0] == 0 and np.isfinite(result.scores.numpy()).all()  # END, not NaN
+    assert int(result.steps) < 10  # the wordless sentence did not run to its limit (14 tokens, then END)
+    assert _tokens(result.sequences.numpy()[1]) == [OPEN_NP, XX, CLOSE]

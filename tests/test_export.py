@@ -62,7 +62,7 @@ SENTENCES = ["three hundred twenty one", "seven", "one thousand two hundred five
 
 def test_exported_equals_eager(serve, model, tokenizer):
     translations, scores = _translate(serve, SENTENCES)
-    eager, eager_scores = Translator(model, tokenizer, beam_size=BEAM).translate(SENTENCES, return_scores=True)
+    eager, eager_scores = Translator(model, tokenizer, beam_size=BEAM).translate_with_scores(SENTENCES)
     assert translations == eager
     np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
 
@@ -100,7 +100,7 @@ def test_variant_exported_equals_eager(exported_variant, tokenizer):
     assert lengths == sorted(lengths) and lengths[-1] == VARIANT_MAX_LENGTH  # the premise above
     translations, scores = _translate(serve, VARIANT_SENTENCES)
     translator = Translator(model, tokenizer, beam_size=VARIANT_BEAM[name])
-    eager, eager_scores = translator.translate(VARIANT_SENTENCES, return_scores=True)
+    eager, eager_scores = translator.translate_with_scores(VARIANT_SENTENCES)
     assert translations == eager
     np.testing.assert_allclose(scores, eager_scores, rtol=1e-6, atol=1e-6)
     assert model.compute_dtype == ("bfloat16" if is_bf16(name) else "float32")
@@ -217,7 +217,7 @@ HOSTILE = [
 def test_hostile_inputs_get_the_same_answer_from_both_routes(serve, model, tokenizer, caplog):
     translations, scores = _translate(serve, HOSTILE)
     with caplog.at_level("WARNING", logger="tfm.decoding"):
-        eager, eager_scores = Translator(model, tokenizer, beam_size=BEAM).translate(HOSTILE, return_scores=True)
+        eager, eager_scores = Translator(model, tokenizer, beam_size=BEAM).translate_with_scores(HOSTILE)
     assert translations == eager
     np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
     assert translations[:2] == ["", ""] and list(scores[:2]) == [0.0, 0.0]  # nothing in, nothing out
@@ -242,9 +242,9 @@ def test_invalid_utf8_is_refused_alike_or_answered_empty(serve, model, tokenizer
         translator(batch)
     assert _indices(exported_error.value.message) == _indices(str(eager_error.value)) == [1, 3]
     # on_invalid="empty": "" (score nan) for those, the others as in a batch without them.
-    outputs, scores = translator.translate(batch, return_scores=True, on_invalid="empty")
+    outputs, scores = translator.translate_with_scores(batch, on_invalid="empty")
     valid = [batch[i] for i in (0, 2, 4)]
-    alone, alone_scores = translator.translate(valid, return_scores=True)
+    alone, alone_scores = translator.translate_with_scores(valid)
     assert [outputs[i] for i in (1, 3)] == ["", ""] and np.isnan([scores[1], scores[3]]).all()
     assert [outputs[i] for i in (0, 2, 4)] == alone == _translate(serve, valid)[0]
     np.testing.assert_allclose([scores[i] for i in (0, 2, 4)], alone_scores, atol=1e-6)
@@ -264,8 +264,7 @@ def test_batch_of_256(serve, model, tokenizer):
     assert all(len(t) <= _bound(tokenizer) for t in translations)
     # Every sentence is translated as if its batch-mates were others: Translator sorts by length
     # into batches of 64, the SavedModel takes all 256 at once.
-    eager, eager_scores = Translator(model, tokenizer, beam_size=BEAM, batch_size=64).translate(
-        texts, return_scores=True)
+    eager, eager_scores = Translator(model, tokenizer, beam_size=BEAM, batch_size=64).translate_with_scores(texts)
     assert translations == eager
     np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
 
@@ -354,7 +353,7 @@ def test_alignment_exported_equals_eager(extras, model, tokenizer):
     # The head average of the last layer is what attention_maps gives for the chosen outputs.
     source = np.array(translator.encode(SENTENCES[:1]), np.int32)
     result = translator.search_ids(source)
-    maps = tfm.decoding.attention_maps(model, source, result["sequences"][:, : result["lengths"][0]])
+    maps = tfm.decoding.attention_maps(model, source, result.sequences[:, : result.lengths[0]])
     expected = maps["cross_attention"][-1][0].mean(axis=0)[:-1]  # (N, T + 1, S) -> (T, S)
     np.testing.assert_allclose(eager[0]["attention"], expected, atol=1e-5)
 

@@ -70,7 +70,7 @@ def test_greedy_outputs_equal_tfms_token_for_token(trained, data, tmp_path):
     translator = Translator(trained, tokenizer, beam_size=1)
     rows = translator.encode(sentences)
     result = translator.search_ids(_padded(rows))
-    ours = [list(result["sequences"][i, : result["lengths"][i]]) for i in range(len(rows))]
+    ours = [list(result.sequences[i, : result.lengths[i]]) for i in range(len(rows))]
     assert sum(len(o) for o in ours) > 3 * len(ours)  # real outputs, not empty ones
 
     vocabulary, index = _vocabulary_index(tokenizer)

@@ -12,7 +12,7 @@ The exported `tf.Module` holds the model's variables, the SentencePiece model of
 the tokenizer (as a tensorflow-text resource) and one `tf.function`,
 `serving_default`: a 1-D `tf.string` tensor `text` in; `translations` (`tf.string`,
 same length) and `scores` (float32: the length-penalized log-probability of each
-translation, `log P(Y | X)` with beam size 1) out. TensorFlow Serving's REST API
+translation, `log P(Y | X) / lp(Y)`, whatever the beam size) out. TensorFlow Serving's REST API
 then answers `{"instances": ["A dog runs."]}` (see README).
 
 The graph is built for TensorFlow Serving: no XLA (`jit_compile`) and nothing
@@ -124,7 +124,7 @@ class ExportedTranslator(tf.Module):
         """`text` tf.string `(B,)` -> dict(translations tf.string `(B,)`, scores float32 `(B,)`)."""
         source_ids, has_source = self._source(text)
         result = self._search(source_ids)
-        translations, scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"], has_source)
+        translations, scores = text_rules.finish(self.tokenizer, result.sequences, result.scores, has_source)
         return {"translations": translations, "scores": scores}
 
     def _nbest(self, text):
@@ -137,9 +137,9 @@ class ExportedTranslator(tf.Module):
         """`text` `(B,)` -> the best translation, its score, and its alignment (`tfm.decoding.outputs`)."""
         source_ids, has_source = self._source(text)
         result = self._search(source_ids)
-        translations, scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"], has_source)
-        aligned = outputs.alignments(self._decodable, self.tokenizer, source_ids, result["sequences"],
-                                     result["lengths"], has_source, self.alignment_layer)
+        translations, scores = text_rules.finish(self.tokenizer, result.sequences, result.scores, has_source)
+        aligned = outputs.alignments(self._decodable, self.tokenizer, source_ids, result.sequences,
+                                     result.lengths, has_source, self.alignment_layer)
         return {"translations": translations, "scores": scores, **aligned}
 
 

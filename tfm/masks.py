@@ -1,8 +1,21 @@
 """Attention masks: built and merged here only (Vaswani et al., 2017, §3.2.3).
 
 Every mask in tfm is boolean with True = "may attend" (or "is a real token" for
-padding masks). Layers receive an already-merged `(B, T, S)` mask; they never
-build one themselves.
+padding masks). One name per kind of mask, the same in every layer, model and search:
+
+- `padding_mask`: bool `(B, S)`, the padding of the layer's own input sequence
+  (`EncoderLayer`, `Encoder`, `RNNEncoder`); `padding_mask(ids)` below builds it.
+- `memory_mask`: bool `(B, S)`, the padding of the memory that cross-attention reads,
+  the encoder output (`DecoderLayer`, `Decoder`, `Attention` / `BahdanauAttention` /
+  `LuongAttention`, `RNNDecoder`, `Transformer.decode` / `decode_step`); what
+  `Transformer.encode` returns beside the memory.
+- `attention_mask`: bool broadcastable to `(B, T, S)`, True = query `t` may attend key `s`
+  (`MultiHeadAttention`). The layers above turn their `padding_mask` / `memory_mask` into
+  one with `merge_masks`, never by hand.
+- `mask`: an `attention_mask` given to the functions on raw tensors
+  (`scaled_dot_product_attention`, `attention_weights`, `masked_softmax`).
+
+`merge_masks` names its inputs by axis instead: `key_mask` `(B, S)` and `query_mask` `(B, T)`.
 """
 
 import keras

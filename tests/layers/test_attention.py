@@ -23,8 +23,9 @@ def test_padded_keys_get_exactly_zero_weight(data, score):
     value = value.copy()
     value[0, 3:] = 1e4  # huge padded values must not leak into the context
     layer = Attention(score=score, units=3 if score == "additive" else None)
-    context, weights = layer(query, value, value_mask=mask, return_attention_scores=True)
+    context, weights = layer.call_with_scores(query, value, memory_mask=mask)
     weights, context = ops.convert_to_numpy(weights), ops.convert_to_numpy(context)
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(query, value, memory_mask=mask)), context, atol=1e-6)
     assert weights.shape == (B, T, S) and context.shape == (B, T, D)
     assert np.all(weights[0, :, 3:] == 0.0)
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
@@ -34,7 +35,7 @@ def test_padded_keys_get_exactly_zero_weight(data, score):
 
 def test_numpy_reference_dot(data):
     query, value, mask = data
-    context, weights = Attention("dot")(query, value, value_mask=mask, return_attention_scores=True)
+    context, weights = Attention("dot").call_with_scores(query, value, memory_mask=mask)
     scores = np.einsum("btd,bsd->bts", query, value)
     scores = np.where(mask[:, None, :], scores, -np.inf)
     expected = np.exp(scores - scores.max(-1, keepdims=True))
@@ -46,8 +47,8 @@ def test_numpy_reference_dot(data):
 def test_single_step_query_equals_length_one_sequence(data):
     query, value, mask = data
     layer = Attention("general")
-    c2, w2 = layer(query[:, 0], value, value_mask=mask, return_attention_scores=True)
-    c3, w3 = layer(query[:, :1], value, value_mask=mask, return_attention_scores=True)
+    c2, w2 = layer.call_with_scores(query[:, 0], value, memory_mask=mask)
+    c3, w3 = layer.call_with_scores(query[:, :1], value, memory_mask=mask)
     assert tuple(c2.shape) == (B, D) and tuple(w2.shape) == (B, S)
     np.testing.assert_allclose(ops.convert_to_numpy(c2), ops.convert_to_numpy(c3)[:, 0], atol=1e-6)
     np.testing.assert_allclose(ops.convert_to_numpy(w2), ops.convert_to_numpy(w3)[:, 0], atol=1e-6)
@@ -56,8 +57,8 @@ def test_single_step_query_equals_length_one_sequence(data):
 def test_separate_keys(data):
     query, value, mask = data
     key = np.flip(value, axis=-1).copy()
-    _, w = Attention("dot")(query, value, key=key, value_mask=mask, return_attention_scores=True)
-    _, w_same = Attention("dot")(query, key, value_mask=mask, return_attention_scores=True)
+    _, w = Attention("dot").call_with_scores(query, value, key=key, memory_mask=mask)
+    _, w_same = Attention("dot").call_with_scores(query, key, memory_mask=mask)
     np.testing.assert_allclose(ops.convert_to_numpy(w), ops.convert_to_numpy(w_same), atol=1e-6)
 
 
@@ -65,7 +66,6 @@ def test_layer(data, tmp_path):
     query, value, mask = data
     run_layer_test(
         Attention, {"score": "cosine", "trainable_sharpness": True},
-        {"query": query, "value": value, "value_mask": mask},
-        call_kwargs={"return_attention_scores": True}, output_index=1,
-        expected_output_shape=(B, T, S), tmp_path=tmp_path,
+        {"query": query, "value": value, "memory_mask": mask},
+        expected_output_shape=(B, T, D), tmp_path=tmp_path,
     )

@@ -24,9 +24,10 @@ def test_hand_worked_2x2_example():
     e = ops.convert_to_numpy(score(query[:, None], value))[0, 0]
     np.testing.assert_allclose(e, [2 * math.tanh(1), math.tanh(2) + math.tanh(1)], atol=1e-6)
     np.testing.assert_allclose(e, [1.5231883, 1.7256217], atol=1e-6)
-    context, weights = layer(query, value, return_attention_scores=True)
+    context, weights = layer.call_with_scores(query, value)
     np.testing.assert_allclose(ops.convert_to_numpy(weights), [[0.4495638, 0.5504362]], atol=1e-6)
     np.testing.assert_allclose(ops.convert_to_numpy(context), [[0.5504362, 1.0]], atol=1e-6)
+    np.testing.assert_allclose(ops.convert_to_numpy(layer(query, value)), [[0.5504362, 1.0]], atol=1e-6)
 
 
 def test_padded_position_gets_zero_weight():
@@ -34,7 +35,7 @@ def test_padded_position_gets_zero_weight():
     query = rng.normal(size=(2, 3)).astype("float32")
     value = rng.normal(size=(2, 4, 5)).astype("float32")
     mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], bool)
-    _, weights = BahdanauAttention(6)(query, value, value_mask=mask, return_attention_scores=True)
+    _, weights = BahdanauAttention(6).call_with_scores(query, value, memory_mask=mask)
     weights = ops.convert_to_numpy(weights)
     assert np.all(weights[0, 2:] == 0.0) and np.all(weights[1] > 0.0)
 
@@ -49,6 +50,6 @@ def test_layer(tmp_path):
     data = {
         "query": rng.normal(size=(2, 3)).astype("float32"),  # one decoder step (B, Dq)
         "value": rng.normal(size=(2, 4, 5)).astype("float32"),
-        "value_mask": np.array([[1, 1, 0, 0], [1, 1, 1, 1]], bool),
+        "memory_mask": np.array([[1, 1, 0, 0], [1, 1, 1, 1]], bool),
     }
     run_layer_test(BahdanauAttention, {"units": 4}, data, expected_output_shape=(2, 5), tmp_path=tmp_path)

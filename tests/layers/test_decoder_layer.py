@@ -29,21 +29,27 @@ def test_causal_prefix_and_memory_padding():
     m_padded = np.concatenate([m, _x(1, 3, 8, seed=9)], axis=1)
     mask = np.array([[True] * 4 + [False] * 3])
     np.testing.assert_allclose(layer(x, m_padded, memory_mask=mask).numpy(), a, atol=1e-5)
+    # The same block with its weights: causal self-attention, padded memory keys at exactly zero.
+    out, self_w, cross_w = layer.call_with_scores(x, m_padded, memory_mask=mask)
+    np.testing.assert_allclose(out, a, atol=1e-5)
+    assert self_w.shape == (1, 2, 5, 5) and cross_w.shape == (1, 2, 5, 7)
+    np.testing.assert_array_equal(np.asarray(self_w) * np.triu(np.ones((5, 5)), k=1), 0.0)
+    assert np.all(np.asarray(cross_w)[..., 4:] == 0.0)
+    np.testing.assert_allclose(np.asarray(self_w).sum(-1), 1.0, atol=1e-5)
 
 
 def test_stack_cached_steps_equal_full_pass_and_weights():
     dec = Decoder(num_layers=2, num_heads=2, d_ff=16, norm_first=True)
     x, m = _x(2, 4, 8), _x(2, 3, 8, seed=1)
     mask = np.array([[True] * 3, [True, True, False]])
-    full, aux = dec(x, m, memory_mask=mask, return_attention_scores=True)
-    assert len(aux["cross_attention"]) == 2 and aux["cross_attention"][0].shape == (2, 2, 4, 3)
-    assert np.all(np.asarray(aux["cross_attention"][1])[1, :, :, 2] == 0)
+    full, self_w, cross_w = dec.call_with_scores(x, m, memory_mask=mask)  # builds the stack (a plain method)
+    np.testing.assert_allclose(dec(x, m, memory_mask=mask), full, atol=1e-6)
+    assert len(self_w) == len(cross_w) == 2 and self_w[0].shape == (2, 2, 4, 4) and cross_w[0].shape == (2, 2, 4, 3)
+    assert np.all(np.asarray(cross_w[1])[1, :, :, 2] == 0)
     self_caches = [layer.self_attention.empty_cache(2, 6) for layer in dec.layers]
     cross = dec.compute_cross_caches(m)
     outs = []
     for i in range(4):
-        out, aux = dec(x[:, i : i + 1], None, memory_mask=mask, self_caches=self_caches,
-                       cross_caches=cross, cache_update_index=i)
-        self_caches = aux["self_caches"]
+        out, self_caches = dec.call_with_cache(x[:, i : i + 1], self_caches, i, cross, memory_mask=mask)
         outs.append(out.numpy())
     np.testing.assert_allclose(np.concatenate(outs, 1), full, atol=1e-5)

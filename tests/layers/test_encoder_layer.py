@@ -28,6 +28,9 @@ def test_padding_does_not_leak_and_post_ln_normalises():
     a = layer(x).numpy()
     b = layer(padded, padding_mask=mask).numpy()
     np.testing.assert_allclose(a, b[:, :3], atol=1e-5)
+    out, weights = layer.call_with_scores(padded, padding_mask=mask)  # the same output, and its weights
+    np.testing.assert_allclose(out, b, atol=1e-6)
+    assert weights.shape == (1, 2, 5, 5) and np.all(np.asarray(weights)[..., 3:] == 0.0)
     # Post-LN: every output position has mean 0 and variance 1 (gamma=1, beta=0 at init).
     np.testing.assert_allclose(a.mean(-1), 0, atol=1e-5)
     np.testing.assert_allclose(a.var(-1), 1, atol=1e-3)
@@ -36,3 +39,12 @@ def test_padding_does_not_leak_and_post_ln_normalises():
 def test_indivisible_width_is_named():
     with pytest.raises(ValueError, match="d_model=10 is not divisible by num_heads=3"):
         EncoderLayer(num_heads=3, d_ff=8)(_x(1, 2, 10))
+
+
+def test_stack_weights_one_per_layer():
+    encoder = Encoder(num_layers=3, num_heads=2, d_ff=16)
+    x, mask = _x(2, 4, 8), np.array([[True] * 4, [True, True, True, False]])
+    out, weights = encoder.call_with_scores(x, padding_mask=mask)  # builds the stack (a plain method)
+    np.testing.assert_allclose(encoder(x, padding_mask=mask), out, atol=1e-6)
+    assert len(weights) == 3 and all(w.shape == (2, 2, 4, 4) for w in weights)
+    assert all(np.all(np.asarray(w)[1, :, :, 3] == 0.0) for w in weights)

@@ -13,7 +13,7 @@ def test_default_score_is_general_and_matches_numpy():
     mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
     layer = LuongAttention()
     assert layer.score == "general"
-    context, weights = layer(query, value, value_mask=mask, return_attention_scores=True)
+    context, weights = layer.call_with_scores(query, value, memory_mask=mask)
     w = np.asarray(ops.convert_to_numpy(layer.score_layer.key_dense.kernel))  # (Dv, Dq)
     scores = np.einsum("btd,bsd->bts", query, value @ w)
     scores = np.where(mask[:, None], scores, -np.inf)
@@ -35,6 +35,6 @@ def test_layer(tmp_path):
     data = {
         "query": rng.normal(size=(2, 3, 4)).astype("float32"),
         "value": rng.normal(size=(2, 5, 4)).astype("float32"),
-        "value_mask": np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool),
+        "memory_mask": np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool),
     }
     run_layer_test(LuongAttention, {"score": "general"}, data, expected_output_shape=(2, 3, 4), tmp_path=tmp_path)

@@ -22,7 +22,8 @@ def test_matches_numpy_reference():
     q, v = _x(2, 4, 6), _x(2, 5, 6, seed=1)
     mask = np.ones((2, 4, 5), bool)
     mask[1, :, 3:] = False
-    out, w = layer(q, v, attention_mask=mask, return_attention_scores=True)
+    out, w = layer.call_with_scores(q, v, attention_mask=mask)  # builds the layer (a plain method)
+    np.testing.assert_allclose(layer(q, v, attention_mask=mask), out, atol=1e-6)  # `call`: the output alone
     wq, bq = [p.numpy() for p in layer.query_dense.weights]
     wk, bk = [p.numpy() for p in layer.key_dense.weights]
     wv, bv = [p.numpy() for p in layer.value_dense.weights]
@@ -60,8 +61,15 @@ def test_incremental_cache_equals_full_causal():
     cache = layer.empty_cache(2, 7)
     steps = []
     for i in range(5):
-        out, cache = layer(x[:, i : i + 1], use_causal_mask=True, cache=cache, cache_update_index=i)
+        out, cache = layer.call_with_cache(x[:, i : i + 1], cache, i, use_causal_mask=True)
         steps.append(out.numpy())
+    np.testing.assert_allclose(np.concatenate(steps, 1), full, atol=1e-5)
+    # The (keys, values) pair that grows a position per step gives the same.
+    pair, steps = layer.empty_cache_pair(2), []
+    for i in range(5):
+        out, pair = layer.call_with_cache(x[:, i : i + 1], pair, i, use_causal_mask=True)
+        steps.append(out.numpy())
+        assert tuple(pair[0].shape) == (2, 2, i + 1, 4)
     np.testing.assert_allclose(np.concatenate(steps, 1), full, atol=1e-5)
 
 
@@ -70,15 +78,31 @@ def test_cross_cache_equals_direct(value_dim):
     layer = MultiHeadAttention(num_heads=2, key_dim=4, value_dim=value_dim)
     q, m = _x(2, 3, 8), _x(2, 6, 8, seed=2)
     direct = layer(q, m).numpy()
-    cached, _ = layer(q, cache=layer.compute_cache(m))
+    cached, _ = layer.call_with_cache(q, layer.compute_cache(m))
     np.testing.assert_allclose(cached, direct, atol=1e-6)
     x = _x(2, 5, 8, seed=3)
     full = layer(x, use_causal_mask=True).numpy()
     cache, steps = layer.empty_cache(2, 6), []
     for i in range(5):
-        out, cache = layer(x[:, i : i + 1], use_causal_mask=True, cache=cache, cache_update_index=i)
+        out, cache = layer.call_with_cache(x[:, i : i + 1], cache, i, use_causal_mask=True)
         steps.append(out.numpy())
     np.testing.assert_allclose(np.concatenate(steps, 1), full, atol=1e-5)
+
+
+def test_shared_memory_pair_equals_one_copy_per_beam():
+    """A read-only (keys, values) pair of B memories serves B * G queries (G beams per sentence, rows
+    b * G + j): the same outputs as each beam reading its own copy of its memory, padding included."""
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, value_dim=3)
+    beams, q, m = 3, _x(2 * 3, 1, 8), _x(2, 5, 8, seed=2)
+    mask = np.array([[True] * 5, [True, True, False, False, False]])  # (B, S)
+    copies = np.repeat(m, beams, axis=0)  # (B * G, S, D)
+    direct = layer(q, copies, attention_mask=np.repeat(mask, beams, 0)[:, None])
+    pair = layer.split_cache(layer.compute_cache(m))
+    out, returned = layer.call_with_cache(q, pair, attention_mask=mask[:, None])
+    np.testing.assert_allclose(out, direct, atol=1e-5)
+    assert returned[0] is pair[0] and returned[1] is pair[1]  # read as is
+    unmasked = layer(q, copies)
+    assert not np.allclose(out[3:], unmasked[3:], atol=1e-3)  # the mask mattered for sentence 1's beams
 
 
 def test_bad_sizes_named():

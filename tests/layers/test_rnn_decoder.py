@@ -8,7 +8,7 @@ from tfm.layers.rnn_decoder import RNNDecoder
 
 V, E, U, DV = 13, 6, 8, 10
 TARGET = np.array([[2, 4, 5, 6], [2, 7, 0, 0]], "int32")  # (B=2, T=4), START first, 0 = padding
-SOURCE_MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)  # (B=2, S=5)
+MEMORY_MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)  # (B=2, S=5)
 
 VARIANTS = {
     "none": dict(attention=None),
@@ -39,11 +39,18 @@ def test_step_equals_teacher_forcing(name):
     n_cell_states = decoder.num_layers * (2 if decoder.cell == "lstm" else 1)
     assert len(decoder.state_size) == n_cell_states + decoder.input_feeding
     initial = [rng.normal(size=(2, U)).astype("float32") for _ in range(n_cell_states)]
-    logits, weights = decoder(TARGET, encoder_outputs, initial, SOURCE_MASK, return_attention_scores=True)
+    logits = decoder(TARGET, encoder_outputs, initial, MEMORY_MASK)
     assert tuple(logits.shape) == (2, 4, V) and keras.backend.standardize_dtype(logits.dtype) == "float32"
+    weights = None
+    if decoder.attention is not None:
+        same, weights = decoder.call_with_scores(TARGET, encoder_outputs, initial, MEMORY_MASK)
+        np.testing.assert_allclose(_np(same), _np(logits), atol=1e-6)
+    else:
+        with pytest.raises(ValueError, match="no attention"):
+            decoder.call_with_scores(TARGET, encoder_outputs, initial, MEMORY_MASK)
     state = decoder.start_state(initial)
     for t in range(TARGET.shape[1]):
-        step_logits, state, step_weights = decoder.step(TARGET[:, t], state, encoder_outputs, SOURCE_MASK)
+        step_logits, state, step_weights = decoder.step(TARGET[:, t], state, encoder_outputs, MEMORY_MASK)
         assert [tuple(s.shape) for s in state] == [(2, w) for w in decoder.state_size]
         np.testing.assert_allclose(_np(step_logits), _np(logits)[:, t], atol=1e-5)
         if weights is None:
@@ -58,8 +65,8 @@ def test_step_equals_teacher_forcing(name):
 
 def test_no_attention_ignores_the_encoder_outputs():
     decoder = RNNDecoder(V, E, U)
-    a = decoder(TARGET, _inputs(0), None, SOURCE_MASK)
-    b = decoder(TARGET, _inputs(1), None, SOURCE_MASK)
+    a = decoder(TARGET, _inputs(0), None, MEMORY_MASK)
+    b = decoder(TARGET, _inputs(1), None, MEMORY_MASK)
     np.testing.assert_allclose(_np(a), _np(b))
 
 
@@ -67,16 +74,16 @@ def test_causal():
     decoder = RNNDecoder(V, E, U, attention="luong", input_feeding=True)
     changed = TARGET.copy()
     changed[:, 2:] = 9
-    a = _np(decoder(TARGET, _inputs(), None, SOURCE_MASK))
-    b = _np(decoder(changed, _inputs(), None, SOURCE_MASK))
+    a = _np(decoder(TARGET, _inputs(), None, MEMORY_MASK))
+    b = _np(decoder(changed, _inputs(), None, MEMORY_MASK))
     np.testing.assert_allclose(a[:, :2], b[:, :2], atol=1e-6)
 
 
 def test_dropout_only_in_training():
     decoder = RNNDecoder(V, E, U, attention="bahdanau", num_layers=2, dropout=0.5)
-    a = _np(decoder(TARGET, _inputs(), None, SOURCE_MASK, training=True))
-    b = _np(decoder(TARGET, _inputs(), None, SOURCE_MASK))
-    c = _np(decoder(TARGET, _inputs(), None, SOURCE_MASK))
+    a = _np(decoder(TARGET, _inputs(), None, MEMORY_MASK, training=True))
+    b = _np(decoder(TARGET, _inputs(), None, MEMORY_MASK))
+    c = _np(decoder(TARGET, _inputs(), None, MEMORY_MASK))
     assert not np.allclose(a, b)
     np.testing.assert_allclose(b, c)
 
@@ -93,14 +100,14 @@ def test_errors():
     with pytest.raises(ValueError, match="needs encoder_outputs"):
         RNNDecoder(V, E, U, attention="luong")(TARGET)
     with pytest.raises(ValueError, match="Dq=8 != key width Dk=10"):
-        RNNDecoder(V, E, U, attention="luong", score="dot")(TARGET, _inputs(), None, SOURCE_MASK)
+        RNNDecoder(V, E, U, attention="luong", score="dot")(TARGET, _inputs(), None, MEMORY_MASK)
     with pytest.raises(ValueError, match="initial_state has 1 tensors"):
         RNNDecoder(V, E, U)(TARGET, initial_state=[np.zeros((2, U), "float32")])
 
 
 @pytest.mark.parametrize("name", ["bahdanau", "luong_feeding_2layer", "none"])
 def test_layer(name, tmp_path):
-    data = {"target_ids": TARGET, "encoder_outputs": _inputs(), "source_mask": SOURCE_MASK}
+    data = {"target_ids": TARGET, "encoder_outputs": _inputs(), "memory_mask": MEMORY_MASK}
     run_layer_test(
         RNNDecoder, dict(vocab_size=V, embedding_dim=E, units=U, **VARIANTS[name]), data,
         expected_output_shape=(2, 4, V), mixed_dtype="float32", tmp_path=tmp_path,

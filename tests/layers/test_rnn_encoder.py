@@ -32,7 +32,7 @@ def test_shapes_and_padding(kwargs, width, n_states):
     for s, s2 in zip(state, state2):
         np.testing.assert_allclose(_np(s2), _np(s), atol=1e-6)
     # An explicit mask gives the same as the one derived from the ids.
-    outputs3, _ = encoder(SOURCE, source_mask=SOURCE > 0)
+    outputs3, _ = encoder(SOURCE, padding_mask=SOURCE > 0)
     np.testing.assert_allclose(_np(outputs3), _np(outputs), atol=1e-6)
 
 

@@ -88,14 +88,17 @@ def test_preset_unknown():
 def test_decode_step_equals_call_and_padding_invariance(name, batch):
     source, target_in, _ = batch
     model = build_seq2seq(Seq2SeqConfig(**SMALL, **VARIANTS[name]))
-    logits, weights = model((source, target_in), return_attention_scores=True)
+    logits = model((source, target_in))
     assert tuple(logits.shape) == (3, target_in.shape[1], V)
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
     logits = _np(logits)
-    if weights is not None:
+    maps = model.attention_scores(source, target_in)["cross_attention"]
+    assert len(maps) == (1 if model.config.attention else 0)
+    for weights in maps:
         w = _np(weights)  # (B, T, S)
         assert w.shape == (3, target_in.shape[1], source.shape[1])
         assert np.all(w.transpose(0, 2, 1)[source == 0] == 0.0)  # padded source: exactly zero weight
+        np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-5)
 
     # Extra source padding changes nothing.
     padded = np.pad(source, ((0, 0), (0, 4)))
@@ -115,7 +118,7 @@ def test_state_structure_is_beam_friendly(batch):
     source, target_in, _ = batch
     model = build_seq2seq(Seq2SeqConfig(**SMALL, **VARIANTS["luong"]))
     state = model.encode(source)
-    # [encoder_outputs, source_mask, (h, c) x 2 layers, h~]
+    # [encoder_outputs, memory_mask, (h, c) x 2 layers, h~]
     assert len(state) == 2 + 2 * 2 + 1
     assert keras.backend.standardize_dtype(state[1].dtype) == "bool"
     # Tiling every entry along the batch axis (as beam search does) keeps the logits per sentence.

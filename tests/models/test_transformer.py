@@ -53,6 +53,27 @@ def test_cached_decoding_equals_full_pass(tiny):
     np.testing.assert_allclose(np.stack(steps, 1), full, atol=1e-4)
 
 
+def test_pieces_and_attention_scores(tiny):
+    """`encode` + `decode` is the model; `attention_scores` gives every layer's weights of that pass:
+    padded source keys at exactly zero, the decoder's self-attention causal."""
+    src, tgt = _ids(2, 6, 11), _ids(2, 4, 12)
+    src[1, 4:] = 0
+    memory, memory_mask = tiny.encode(src)
+    np.testing.assert_array_equal(memory_mask, src != 0)
+    np.testing.assert_allclose(tiny.decode(tgt, memory, memory_mask), tiny((src, tgt)), atol=1e-6)
+    maps = tiny.attention_scores(src, tgt)
+    layers, heads = tiny.config.num_layers, tiny.config.num_heads
+    assert sorted(maps) == ["cross_attention", "decoder_self_attention", "encoder_self_attention"]
+    assert all(len(weights) == layers for weights in maps.values())
+    assert maps["encoder_self_attention"][0].shape == (2, heads, 6, 6)
+    assert maps["decoder_self_attention"][0].shape == (2, heads, 4, 4)
+    assert maps["cross_attention"][-1].shape == (2, heads, 4, 6)
+    for name in ("encoder_self_attention", "cross_attention"):
+        assert all(np.all(np.asarray(w)[1, :, :, 4:] == 0.0) for w in maps[name]), name
+    upper = np.triu(np.ones((4, 4)), k=1)
+    assert all(np.all(np.asarray(w) * upper == 0.0) for w in maps["decoder_self_attention"])
+
+
 def test_weight_tying_and_untied(tiny):
     names = [w.path for w in tiny.weights]
     assert sum("embeddings" in n for n in names) == 1  # one matrix: two embeddings + projection

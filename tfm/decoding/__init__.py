@@ -1,6 +1,6 @@
 """Decoding (Vaswani et al., 2017, §6.1): search over ids, and text in / text out.
 
-    search.py       greedy and beam search with the length penalty, KV cache, tf.while_loop
+    search.py       greedy and beam search with the length penalty, KV cache, tf.while_loop: a SearchResult
     batch_state.py  the search's state when a decided sentence leaves the batch (dynamic shapes)
     constraints.py  constrained decoding: only well-formed outputs (`TreeConstraint`, §6.3's trees)
     adapters.py     how the search sees a Transformer or a Seq2Seq (start / step)
@@ -17,9 +17,17 @@ from tfm.decoding.adapters import (
     as_decodable,
 )
 from tfm.decoding.constraints import TreeConstraint
-from tfm.decoding.search import NEG_INF, beam_search, check_beam_size, greedy_search, length_penalty, search
+from tfm.decoding.search import (
+    NEG_INF,
+    SearchResult,
+    beam_search,
+    check_beam_size,
+    greedy_search,
+    length_penalty,
+    search,
+)
 from tfm.decoding.translator import LENGTH_MULTIPLE, Translator, attention_maps, translate
 
-__all__ = ["DEFAULT_MAX_EXTRA_LENGTH", "Decodable", "LENGTH_MULTIPLE", "NEG_INF", "Seq2SeqDecodable",
+__all__ = ["DEFAULT_MAX_EXTRA_LENGTH", "Decodable", "LENGTH_MULTIPLE", "NEG_INF", "SearchResult", "Seq2SeqDecodable",
            "TransformerDecodable", "Translator", "TreeConstraint", "as_decodable", "attention_maps", "beam_search",
            "check_beam_size", "greedy_search", "length_penalty", "search", "translate"]

@@ -58,7 +58,7 @@ class TransformerDecodable(Decodable):
     """The search's view of a `tfm.models.Transformer`.
 
     State is split in two: `static` (encoder output / cross-attention caches and
-    the source mask: copied to every beam once, never reordered) and `dynamic`
+    the memory mask: copied to every beam once, never reordered) and `dynamic`
     (self-attention caches: reordered with the beams at every step).
     """
 
@@ -72,12 +72,12 @@ class TransformerDecodable(Decodable):
         self.default_max_extra_length = int(config.max_extra_length)
 
     def start(self, source_ids, max_steps, use_cache=True):
-        memory, source_mask = self.model.encode(source_ids, training=False)  # (B, S, D), (B, S)
+        memory, memory_mask = self.model.encode(source_ids, training=False)  # (B, S, D), (B, S)
         if not use_cache:
-            return {"memory": memory, "source_mask": source_mask}, {}
+            return {"memory": memory, "memory_mask": memory_mask}, {}
         if max_steps is not None:  # static shapes: caches of max_steps zeros, written in place
             cache = self.model.init_cache(memory, max_steps)
-            return {"cross": cache["cross"], "source_mask": source_mask}, {"self": cache["self"]}
+            return {"cross": cache["cross"], "memory_mask": memory_mask}, {"self": cache["self"]}
         # Dynamic shapes: (keys, values) pairs. The self-attention ones start empty and grow by one
         # position per step (step t attends over t + 1 keys, not T_max); the memory's are split once.
         batch = tf.shape(source_ids)[0]
@@ -86,37 +86,31 @@ class TransformerDecodable(Decodable):
                  for layer, c in zip(layers, self.model.decoder.compute_cross_caches(memory))]
         growing = [layer.self_attention.empty_cache_pair(batch) for layer in layers]
         # The memory is not copied per beam: the k beams of a sentence read one copy (shared).
-        return {"shared": {"cross": cross, "source_mask": source_mask}}, {"self_growing": growing}
+        return {"shared": {"cross": cross, "memory_mask": memory_mask}}, {"self_growing": growing}
 
     def step(self, sequences, index, static, dynamic, use_cache=True):
         """`sequences` int `(B, T_max + 1)` (START + outputs so far), `index` = position to feed."""
         if not use_cache:
             prefix = sequences[:, : index + 1]  # (B, t + 1): the whole prefix, recomputed
-            logits = self.model.decode(prefix, static["memory"], static["source_mask"], training=False)
+            logits = self.model.decode(prefix, static["memory"], static["memory_mask"], training=False)
             return logits[:, -1], dynamic  # (B, t + 1, V) -> (B, V)
         # gather, not sequences[:, i:i+1]: XLA must see a static width of 1.
         tokens = tf.gather(sequences, index, axis=1)[:, tf.newaxis]  # (B, L) -> (B, 1): only the newest token
         key = "self_growing" if "self_growing" in dynamic else "self"  # pairs that grow, or (B, 2, N, T_max, H)
         memory = static.get("shared", static)
         cache = {"self": dynamic[key], "cross": memory["cross"]}
-        logits, cache = self.model.decode_step(tokens, index, cache, memory["source_mask"])
+        logits, cache = self.model.decode_step(tokens, index, cache, memory["memory_mask"])
         return logits, {key: cache["self"]}
 
     def attention(self, source_ids, decoder_input_ids):
         """Teacher-forced weights: dict of per-layer lists of `(B, N, T|S, T|S)` arrays."""
-        memory, source_mask, encoder_weights = self.model.encode(
-            source_ids, training=False, return_attention_scores=True)
-        _, aux = self.model.decode(decoder_input_ids, memory, source_mask, training=False,
-                                   return_attention_scores=True)
-        return {"encoder_self_attention": list(encoder_weights),
-                "decoder_self_attention": list(aux["self_attention"]),
-                "cross_attention": list(aux["cross_attention"])}
+        return self.model.attention_scores(source_ids, decoder_input_ids)
 
 
 class Seq2SeqDecodable(Decodable):
     """The search's view of a `tfm.models.seq2seq.Seq2Seq` (state from `encode`, `decode_step`).
 
-    Static: the encoder outputs and the source mask; dynamic: the decoder state.
+    Static: the encoder outputs and the memory mask; dynamic: the decoder state.
     """
 
     def __init__(self, model):
@@ -141,8 +135,7 @@ class Seq2SeqDecodable(Decodable):
         return logits, {"decoder": list(state[2:])}
 
     def attention(self, source_ids, decoder_input_ids):
-        _, weights = self.model((source_ids, decoder_input_ids), training=False, return_attention_scores=True)
-        return {"cross_attention": [] if weights is None else [weights]}  # one (B, T, S) map
+        return self.model.attention_scores(source_ids, decoder_input_ids)  # one (B, T, S) map, or none
 
 
 def as_decodable(model):

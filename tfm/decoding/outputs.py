@@ -25,17 +25,14 @@ def nbest(tokenizer, result, has_source):
 
     Args:
         tokenizer: the run's `SubwordTokenizer`.
-        result: a search's dict; `all_sequences (B, k, T)` and `all_scores (B, k)` from
-            `beam_search(..., return_all=True)`, or greedy's `sequences`/`scores` (k = 1).
+        result: a `SearchResult`; its `all_sequences (B, k, T)` and `all_scores (B, k)` (the k
+            best with `search(..., return_all=True)`; k = 1 for greedy).
         has_source: bool `(B,)` (`tfm.decoding.text.tokenize_source`).
 
     Returns:
         `(translations tf.string (B, k), scores float32 (B, k))`, best first.
     """
-    if "all_sequences" in result:
-        sequences, scores = result["all_sequences"], result["all_scores"]
-    else:
-        sequences, scores = result["sequences"][:, tf.newaxis], result["scores"][:, tf.newaxis]
+    sequences, scores = result.all_sequences, result.all_scores
     batch, k = tf.shape(sequences)[0], tf.shape(sequences)[1]
     flat = tf.reshape(sequences, [batch * k, -1])  # (B, k, T) -> (B*k, T)
     texts = tf.reshape(tf.strings.strip(tokenizer.detokenize(flat)), [batch, k])

@@ -1,6 +1,6 @@
 """Greedy and beam search with a key/value cache (Vaswani et al., 2017, §6.1).
 
-    beam_search(model, source_ids, beam_size=4)        # ids in, ids out (a tf.function body)
+    beam_search(model, source_ids, beam_size=4)        # ids in, a SearchResult out (a tf.function body)
     greedy_search(model, source_ids)
     search(model, source_ids, beam_size=1)              # greedy when beam_size == 1
 
@@ -9,6 +9,8 @@ We set the maximum output length during inference to input length + 50, but
 terminate early when possible." The length penalty is GNMT's (Wu et al., 2016),
 `lp(Y) = ((5 + |Y|) / 6)^α`, and a finished hypothesis scores `log P(Y | X) / lp(Y)`;
 `|Y|` counts the output tokens including END (as tensor2tensor, which the paper used).
+Every search returns that score, greedy (beam 1) included, with the `alpha` it is given:
+`SearchResult.scores` means one thing whatever the beam size.
 
 How it runs:
 
@@ -23,8 +25,8 @@ How it runs:
   sentences still being translated. Under XLA (`jit_compile=True`) and without a
   cache the search keeps static shapes instead (`static_shapes=True`): every
   buffer is allocated for `T_max` steps up front, the cache is a fixed
-  `(B, 2, N, T_max, H)` written in place, finished sentences are carried along;
-  the results are the same (tested).
+  `(B, 2, N, T_max, H)` written in place, decided sentences are carried along
+  with their results frozen; the results are the same (tested).
 - Lengths. A sentence of `n` source tokens may produce at most `n + 50` tokens
   (`max_extra_length`, the model config's), then END is forced. Sources longer
   than the model accepts (`TransformerConfig.max_length` tokens) are truncated,
@@ -50,6 +52,8 @@ The models are seen through `tfm.decoding.adapters` (start / step); text in,
 text out is `tfm.decoding.translator`.
 """
 
+from typing import NamedTuple
+
 import numpy as np
 import tensorflow as tf
 
@@ -59,6 +63,27 @@ from tfm.decoding.adapters import as_decodable
 from tfm.special_tokens import END_ID, PAD_ID, START_ID
 
 NEG_INF = float("-inf")
+
+
+class SearchResult(NamedTuple):
+    """What every search returns, greedy or beam, the same fields always (a `tf.function` output too).
+
+    Attributes:
+        sequences: int32 `(B, T_max)`, the best output of each sentence: no START / END, 0-padded.
+        lengths: int32 `(B,)`, its tokens (END not counted).
+        scores: float32 `(B,)`, `log P(Y | X) / lp(Y)` (`lp` with the search's `alpha`, `|Y|` counting END).
+        steps: int32 scalar, decoding steps run (loop iterations).
+        all_sequences: int32 `(B, k, T_max)`, the `k` finished hypotheses, best first (`k` = beam size;
+            greedy: `k = 1`, the best output). Zeros where fewer than `k` finished.
+        all_scores: float32 `(B, k)`, their scores; `-inf` where fewer than `k` finished.
+    """
+
+    sequences: tf.Tensor
+    lengths: tf.Tensor
+    scores: tf.Tensor
+    steps: tf.Tensor
+    all_sequences: tf.Tensor
+    all_scores: tf.Tensor
 
 
 def check_beam_size(beam_size, vocab_size):
@@ -191,18 +216,19 @@ def _start_sequences(batch_shape, max_steps):
 # ---------------------------------------------------------------------------
 # Greedy search
 # ---------------------------------------------------------------------------
-def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, return_logits=False,
-                  static_shapes=None, constraint=None):
+def greedy_search(model, source_ids, alpha=0.6, max_extra_length=None, use_cache=True, static_shapes=None,
+                  constraint=None):
     """The most likely next token at every step, until END (or the length limit).
 
     Args:
         model: a `Transformer`, a `Seq2Seq`, or a decodable (`as_decodable`).
         source_ids: int `(B, S)`, 0-padded source subwords (no START / END).
+        alpha: float >= 0. Length penalty exponent of the returned scores (the choice of
+            tokens does not depend on it); `0` gives `log P(Y | X)`. Defaults to `0.6` (§6.1).
         max_extra_length: int. Output limit = source length + this. Defaults to
             the model config's `max_extra_length` (50, §6.1).
         use_cache: bool. `False` recomputes the decoder over the prefix at every
             step (graph mode only; not under XLA).
-        return_logits: bool. Also return the raw logits of every step `(B, T_max, V)`.
         static_shapes: bool or None. True: every buffer keeps its shape for the whole
             search (what XLA needs). False: finished sentences leave the batch and the
             caches grow a position per step (faster). None: static under XLA and
@@ -211,12 +237,15 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
             only the tokens it allows are chosen.
 
     Returns:
-        dict of tensors: `sequences` int32 `(B, T_max)` (no START / END, 0-padded),
-        `lengths` int32 `(B,)`, `scores` float32 `(B,)` = `log P(Y | X)` with END,
-        `steps` int32 scalar (loop iterations run), [`logits`: zeros after a
-        sentence's END step].
+        `SearchResult`: `scores` = `log P(Y | X) / lp(Y)`, as beam search's; `all_sequences`
+        `(B, 1, T_max)` and `all_scores` `(B, 1)` hold the same output (k = 1).
+
+    Example:
+        >>> result = greedy_search(model, source_ids)      # source_ids int (B, S)
+        >>> result.sequences.shape, result.scores.shape    # ((B, T_max), (B,))
     """
     decodable = as_decodable(model)
+    alpha = check_length_penalty(alpha)
     static_shapes = batch_state.use_static_shapes(static_shapes, use_cache)
     source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
     batch = tf.shape(source_ids)[0]
@@ -229,10 +258,8 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
     }
     if constraint is not None:
         sentence["constraint"] = constraint.sentence_info(source_ids)  # (B,)
-    if return_logits:
-        sentence["logits"] = tf.zeros([batch, max_steps, decodable.vocab_size], tf.float32)
     state = {"sentence": sentence, "rows": {"static": static, "dynamic": dynamic}}
-    outputs = {name: tf.zeros_like(sentence[name]) for name in ("sequence", "score", "logits") if name in sentence}
+    outputs = {name: tf.zeros_like(sentence[name]) for name in ("sequence", "score")}
 
     def cond(index, state, outputs):
         finished = state["sentence"]["finished"]
@@ -247,10 +274,6 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
         s["score"] += tf.where(s["finished"], 0.0, token_log_probs)
         tokens = tf.where(s["finished"], PAD_ID, tokens)
         s["sequence"] = _write_column(s["sequence"], index + 1, tokens)
-        if return_logits:  # (b, T_max, V) += one_hot(t) (1, T_max, 1) * (b, 1, V); zeros once finished
-            one_hot = tf.one_hot(index, max_steps)[tf.newaxis, :, tf.newaxis]
-            step_logits = tf.where(s["finished"][:, tf.newaxis], 0.0, tf.cast(logits, tf.float32))
-            s["logits"] += one_hot * step_logits[:, tf.newaxis, :]
         s["finished"] = tf.logical_or(s["finished"], tf.equal(tokens, END_ID))
         state = {"sentence": s, "rows": {"static": rows["static"], "dynamic": dynamic}}
         if not static_shapes:
@@ -261,10 +284,9 @@ def greedy_search(model, source_ids, max_extra_length=None, use_cache=True, retu
     everyone = tf.ones_like(state["sentence"]["finished"])  # the sentences still in the batch at the end
     outputs = batch_state.store(outputs, state["sentence"]["position"], state["sentence"], everyone)
     tokens, lengths = _finalize(outputs["sequence"])
-    result = {"sequences": tokens, "lengths": lengths, "scores": outputs["score"], "steps": steps}
-    if return_logits:
-        result["logits"] = outputs["logits"]
-    return result
+    scores = outputs["score"] / length_penalty(lengths + 1, alpha)  # |Y| = tokens + END
+    return SearchResult(sequences=tokens, lengths=lengths, scores=scores, steps=steps,
+                        all_sequences=tokens[:, tf.newaxis], all_scores=scores[:, tf.newaxis])
 
 
 # ---------------------------------------------------------------------------
@@ -290,37 +312,46 @@ def _sentence_done(index, alive_log_probs, finished_scores, limits, alpha, fill=
                          tf.equal(best_alive, NEG_INF))
 
 
+def _keep_decided(decided, old, new):
+    """`new`, except the rows of sentences already `decided (b,)`, which keep `old`."""
+    return tf.nest.map_structure(
+        lambda o, n: tf.where(tf.reshape(decided, [-1] + [1] * (n.shape.rank - 1)), o, n), old, new)
+
+
 def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True,
-                return_all=False, return_logits=False, static_shapes=None, constraint=None):
+                return_all=False, static_shapes=None, constraint=None):
     """Beam search with the GNMT length penalty (§6.1: beam 4, α = 0.6).
 
     Args:
         model: a `Transformer`, a `Seq2Seq`, or a decodable (`as_decodable`).
         source_ids: int `(B, S)`, 0-padded source subwords (no START / END).
         beam_size: int. `k`.
-        alpha: float. Length penalty exponent; `0` ranks by `log P(Y | X)`.
+        alpha: float >= 0. Length penalty exponent; `0` ranks by `log P(Y | X)`.
         max_extra_length: int. Output limit = source length + this (default: the
             model config's, 50).
         use_cache: bool. As in `greedy_search`.
-        return_all: bool. Also return all `k` finished hypotheses, best first (the
-            search then runs until all k are decided, not only the best).
-        return_logits: bool. Also return the raw step logits of the best hypothesis `(B, T_max, V)`.
+        return_all: bool. Run until all `k` finished hypotheses are decided, not only the
+            best, so that `all_sequences` / `all_scores` are the `k` best. Without it the
+            search stops a sentence once its best is decided, and its other slots hold what
+            had finished by then.
         static_shapes: bool or None. As in `greedy_search`: dynamic shapes let a
-            sentence leave the batch once its search is decided.
+            sentence leave the batch once its search is decided. The results are the same
+            (a decided sentence keeps its state in both).
         constraint: None or a constraint (`tfm.decoding.constraints`): every hypothesis
             continues only with the tokens it allows (§6.3's trees: `TreeConstraint`).
 
     Returns:
-        dict of tensors: `sequences` int32 `(B, T_max)` (no START / END, 0-padded),
-        `lengths` `(B,)`, `scores` float32 `(B,)` = `log P(Y | X) / lp(Y)`, `steps`;
-        with `return_all`, `all_sequences` `(B, k, T_max)` and `all_scores` `(B, k)`
-        (`-inf` where fewer than `k` hypotheses finished); [`logits`].
+        `SearchResult`: `scores` = `log P(Y | X) / lp(Y)`; `all_sequences` `(B, k, T_max)` and
+        `all_scores` `(B, k)`, best first (`-inf` where fewer than `k` hypotheses finished).
+
+    Example:
+        >>> result = beam_search(model, source_ids, beam_size=4, alpha=0.6, return_all=True)
+        >>> result.all_sequences.shape, result.all_scores.shape   # ((B, 4, T_max), (B, 4))
     """
     decodable = as_decodable(model)
     k = check_beam_size(beam_size, decodable.vocab_size)
     alpha = check_length_penalty(alpha)
     static_shapes = batch_state.use_static_shapes(static_shapes, use_cache)
-    vocab = decodable.vocab_size
     source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
     batch = tf.shape(source_ids)[0]
 
@@ -335,25 +366,23 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         rows["constraint"] = tile(constraint.sentence_info(source_ids))
 
     alive_seq = _start_sequences([batch, k], max_steps)  # (B, K, T_max + 1)
-    sentence = {
-        "position": tf.range(batch), "limit": limits, "steps": tf.zeros([batch], tf.int32), "shared": shared,
-        "alive_seq": alive_seq,
+    results = {
+        "steps": tf.zeros([batch], tf.int32), "alive_seq": alive_seq,
         # Only beam 0 is live at the start, so the first step expands one hypothesis, not k copies.
         "alive_log_probs": tf.tile(tf.constant([[0.0] + [NEG_INF] * (k - 1)]), [batch, 1]),  # (B, K)
         "finished_seq": tf.zeros_like(alive_seq), "finished_scores": tf.fill([batch, k], NEG_INF),
     }
-    if return_logits:
-        sentence["alive_logits"] = tf.zeros([batch, k, max_steps, vocab])
-        sentence["finished_logits"] = tf.zeros([batch, k, max_steps, vocab])
+    sentence = {"position": tf.range(batch), "limit": limits, "shared": shared, **results}
+    if static_shapes:  # decided sentences stay in the batch, frozen
+        sentence["decided"] = tf.zeros([batch], tf.bool)
     state = {"sentence": sentence, "rows": rows}
-    outputs = {name: value for name, value in sentence.items() if name not in ("position", "limit", "shared")}
+    outputs = dict(results)
 
     def cond(index, state, outputs):
         s = state["sentence"]
         if not static_shapes:  # decided sentences have left the batch
             return tf.logical_and(index < max_steps, tf.size(s["position"]) > 0)
-        done = _sentence_done(index, s["alive_log_probs"], s["finished_scores"], s["limit"], alpha, return_all)
-        return tf.logical_and(index < max_steps, tf.logical_not(tf.reduce_all(done)))
+        return tf.logical_and(index < max_steps, tf.logical_not(tf.reduce_all(s["decided"])))
 
     def body(index, state, outputs):
         s, r = dict(state["sentence"]), state["rows"]
@@ -372,10 +401,6 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         top_tokens = tf.gather(tf.reshape(tokens, [active, k * 2 * k]), top_ids, batch_dims=1)  # (b, 2K)
         top_seq = _write_column(_gather_beams(s["alive_seq"], top_beams), index + 1, top_tokens)  # (b, 2K, L)
         ends = tf.equal(top_tokens, END_ID)
-        if return_logits:  # (b, 2K, T_max, V): this step's logits written at column `index`
-            step_logits = tf.reshape(tf.cast(logits, tf.float32), [active, k, 1, vocab])
-            one_hot = tf.one_hot(index, max_steps)[tf.newaxis, tf.newaxis, :, tf.newaxis]
-            top_logits = _gather_beams(s["alive_logits"] + one_hot * step_logits, top_beams)
 
         # Alive: the best k that did not end.
         s["alive_log_probs"], alive_pos = tf.math.top_k(tf.where(ends, NEG_INF, top_log_probs), k=k)  # (b, K)
@@ -389,15 +414,16 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         scores = tf.concat([s["finished_scores"], new_scores], axis=1)  # (b, 3K)
         s["finished_scores"], finished_pos = tf.math.top_k(scores, k=k)  # ties keep the older hypothesis
         s["finished_seq"] = _gather_beams(tf.concat([s["finished_seq"], top_seq], axis=1), finished_pos)
-        if return_logits:
-            s["alive_logits"] = _gather_beams(top_logits, alive_pos)
-            s["finished_logits"] = _gather_beams(tf.concat([s["finished_logits"], top_logits], axis=1),
-                                                 finished_pos)
         s["steps"] = tf.fill([active], index + 1)
+        done = _sentence_done(index + 1, s["alive_log_probs"], s["finished_scores"], s["limit"], alpha, return_all)
+        if static_shapes:
+            # A decided sentence keeps the results it was decided with, as one that leaves the batch does.
+            old = state["sentence"]
+            s.update(_keep_decided(old["decided"], {name: old[name] for name in results},
+                                   {name: s[name] for name in results}))
+            s["decided"] = tf.logical_or(old["decided"], done)
         state = {"sentence": s, "rows": {**r, "dynamic": dynamic}}
         if not static_shapes:
-            done = _sentence_done(index + 1, s["alive_log_probs"], s["finished_scores"], s["limit"], alpha,
-                                  return_all)
             state, outputs = batch_state.retire(done, state, outputs, s, per_sentence=k)
         return index + 1, state, outputs
 
@@ -411,24 +437,24 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
     alive_scores = out["alive_log_probs"][:, 0] / length_penalty(out["steps"], alpha)
     best_seq = tf.where(has_finished[:, tf.newaxis], out["finished_seq"][:, 0], out["alive_seq"][:, 0])
     tokens, lengths = _finalize(best_seq)
-    result = {"sequences": tokens, "lengths": lengths, "steps": steps,
-              "scores": tf.where(has_finished, finished_scores[:, 0], alive_scores)}
-    if return_all:
-        all_tokens, _ = _finalize(tf.reshape(out["finished_seq"], [batch * k, -1]))
-        result["all_sequences"] = tf.reshape(all_tokens, [batch, k, -1])
-        result["all_scores"] = finished_scores
-    if return_logits:
-        result["logits"] = tf.where(has_finished[:, tf.newaxis, tf.newaxis], out["finished_logits"][:, 0],
-                                    out["alive_logits"][:, 0])
-    return result
+    all_tokens, _ = _finalize(tf.reshape(out["finished_seq"], [batch * k, -1]))  # (B, K, L) -> (B*K, L - 1)
+    return SearchResult(sequences=tokens, lengths=lengths, scores=tf.where(has_finished, finished_scores[:, 0],
+                                                                           alive_scores),
+                        steps=steps, all_sequences=tf.reshape(all_tokens, [batch, k, -1]), all_scores=finished_scores)
 
 
-def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True, **kwargs):
-    """`greedy_search` when `beam_size == 1`, else `beam_search`: dict with `sequences`, `lengths`, `scores`.
+def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True, return_all=False,
+           static_shapes=None, constraint=None):
+    """`greedy_search` when `beam_size == 1`, else `beam_search`: a `SearchResult` either way.
 
-    `kwargs` (`static_shapes`, `return_logits`, `constraint`; `return_all` for beams) go to the search."""
-    if int(beam_size) == 1:
-        kwargs.pop("return_all", None)
-        return greedy_search(model, source_ids, max_extra_length=max_extra_length, use_cache=use_cache, **kwargs)
-    return beam_search(model, source_ids, beam_size=beam_size, alpha=alpha, max_extra_length=max_extra_length,
-                       use_cache=use_cache, **kwargs)
+    The arguments are `beam_search`'s. With `beam_size == 1` the one hypothesis is decided
+    as soon as it ends, so `return_all` asks for nothing more (`all_sequences` has `k = 1`).
+
+    Example:
+        >>> search(model, source_ids, beam_size=1, alpha=0.6).scores   # log P(Y | X) / lp(Y), as with beams
+    """
+    common = dict(alpha=alpha, max_extra_length=max_extra_length, use_cache=use_cache, static_shapes=static_shapes,
+                  constraint=constraint)
+    if check_beam_size(beam_size, as_decodable(model).vocab_size) == 1:
+        return greedy_search(model, source_ids, **common)
+    return beam_search(model, source_ids, beam_size=beam_size, return_all=return_all, **common)

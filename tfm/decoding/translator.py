@@ -2,7 +2,8 @@
 
     translator = Translator(model, tokenizer, beam_size=4, alpha=0.6)
     translator(["A dog runs in the snow."])            # -> ["Ein Hund läuft im Schnee."]
-    translate(model, tokenizer, sentences)             # the same, one call
+    translator.translate_with_scores(sentences)        # -> (translations, scores)
+    translate(model, tokenizer, sentences)             # the same as translator(sentences), one call
     translator.attention("A dog runs.")                # attention maps of the chosen translation
 
 The input rules (UTF-8, truncation, blank in -> blank out) are `tfm.decoding.text`'s,
@@ -14,7 +15,6 @@ through every beam reorder.
 
 import logging
 import os
-import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -24,7 +24,7 @@ from tfm.config import check_length_penalty
 from tfm.decoding import outputs
 from tfm.decoding import text as text_rules
 from tfm.decoding.adapters import as_decodable
-from tfm.decoding.search import check_beam_size, search
+from tfm.decoding.search import SearchResult, check_beam_size, search
 from tfm.special_tokens import END_ID, START_ID
 
 logger = logging.getLogger("tfm.decoding")
@@ -162,22 +162,36 @@ class Translator:
         return list(ids.numpy()), has_source.numpy(), truncated.numpy()
 
     def search_ids(self, source_ids):
-        """The compiled search on one padded batch: dict of NumPy arrays."""
-        return {key: np.asarray(value) for key, value in self._search(tf.constant(source_ids, tf.int32)).items()}
+        """The compiled search on one padded batch: a `SearchResult` of NumPy arrays."""
+        return SearchResult(*(np.asarray(value) for value in self._search(tf.constant(source_ids, tf.int32))))
 
-    def translate(self, sentences, return_scores=False, on_invalid="error"):
-        """list of str -> list of str [and list of float scores].
+    def translate(self, sentences, on_invalid="error"):
+        """list of str -> list of str, one translation per sentence (`translate_with_scores` adds the scores).
 
         Args:
             sentences: list of str (or UTF-8 bytes).
-            return_scores: bool. Also return `log P(Y | X) / lp(Y)` per sentence.
             on_invalid: "error" (raise `ValueError` naming the invalid UTF-8 inputs, as the
-                exported model refuses the batch) or "empty" (answer them with `""` and
-                score nan, translate the others).
+                exported model refuses the batch) or "empty" (answer them with `""`,
+                translate the others).
 
-        An empty or whitespace-only sentence translates to `""` with score 0, as in the
-        exported SavedModel. Inputs longer than the model's `max_length` subwords are
-        truncated, with one warning per call.
+        An empty or whitespace-only sentence translates to `""`, as in the exported
+        SavedModel. Inputs longer than the model's `max_length` subwords are truncated,
+        with one warning per call.
+        """
+        return self.translate_with_scores(sentences, on_invalid=on_invalid)[0]
+
+    __call__ = translate
+
+    def translate_with_scores(self, sentences, on_invalid="error"):
+        """list of str -> `(translations, scores)`: two lists, as the exported SavedModel's outputs.
+
+        `scores[i]` is `log P(Y | X) / lp(Y)` of `translations[i]` (the search's score, whatever
+        the beam size); 0 for a blank sentence, nan for invalid UTF-8 with `on_invalid="empty"`.
+        The arguments and the rules are `translate`'s.
+
+        Example:
+            >>> translator.translate_with_scores(["three hundred twenty one"])
+            (['dreihundert einundzwanzig'], [-0.0123])
         """
         if isinstance(sentences, (str, bytes)):
             raise TypeError("translate takes a list of sentences; wrap a single one in a list")
@@ -195,14 +209,12 @@ class Translator:
                            int(truncated.sum()), self.decodable.max_source_length, first)
         translations, scores = [""] * len(raw), [float("nan") if i in bad else 0.0 for i in range(len(raw))]
         for chunk, result in self._searched(rows):
-            texts, chunk_scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"],
+            texts, chunk_scores = text_rules.finish(self.tokenizer, result.sequences, result.scores,
                                                     tf.constant(has_source[chunk]))
             for j, row in enumerate(chunk):
                 translations[good[row]] = texts[j].numpy().decode("utf-8", errors="replace")
                 scores[good[row]] = float(chunk_scores[j])
-        return (translations, scores) if return_scores else translations
-
-    __call__ = translate
+        return translations, scores
 
     def _batches(self, rows):
         """Batches of similar lengths (less padding): yields `(indices into rows, ids int32 (b, S))`,
@@ -257,9 +269,9 @@ class Translator:
         for chunk, ids in self._batches(rows):
             result = self.search_ids(ids)
             present = tf.constant(has_source[chunk])
-            texts, scores = text_rules.finish(self.tokenizer, result["sequences"], result["scores"], present)
-            maps = outputs.alignments(self.decodable, self.tokenizer, tf.constant(ids), result["sequences"],
-                                      tf.constant(result["lengths"]), present, layer)
+            texts, scores = text_rules.finish(self.tokenizer, result.sequences, result.scores, present)
+            maps = outputs.alignments(self.decodable, self.tokenizer, tf.constant(ids), result.sequences,
+                                      tf.constant(result.lengths), present, layer)
             maps = {name: value.numpy() for name, value in maps.items()}
             for j, row in enumerate(chunk):
                 n, s = int((maps["alignment"][j] >= 0).sum()), len(rows[row])
@@ -288,7 +300,7 @@ class Translator:
                                                        ragged_rank=1)).numpy()  # (1, S)
         result = self._search_all(tf.constant(ids))
         texts, scores = outputs.nbest(self.tokenizer, result, tf.constant(has_source))
-        sequences = result.get("all_sequences", result["sequences"][:, tf.newaxis])[0]  # (k, T)
+        sequences = result.all_sequences[0]  # (k, T)
         k = int(tf.shape(sequences)[0])
         lengths = tf.reduce_sum(tf.cast(tf.not_equal(sequences, 0), tf.int32), axis=1)
         maps = outputs.alignments(self.decodable, self.tokenizer, tf.repeat(ids, k, axis=0), sequences, lengths,
@@ -320,9 +332,9 @@ class Translator:
         ids = ids.numpy()  # (1, S), S >= 1
         result = self.search_ids(ids)
         # Nothing to translate: no output tokens (only END), as `translate` answers "".
-        n = int(result["lengths"][0]) if has_source[0] else 0
-        output = result["sequences"][:, :n]
-        translation, _ = text_rules.finish(self.tokenizer, output, result["scores"][:1], tf.constant(has_source))
+        n = int(result.lengths[0]) if has_source[0] else 0
+        output = result.sequences[:, :n]
+        translation, _ = text_rules.finish(self.tokenizer, output, result.scores[:1], tf.constant(has_source))
         maps = attention_maps(self.model, ids, output)
         tokens = lambda x: [t.decode("utf-8", errors="replace") for t in  # noqa: E731
                             self.tokenizer.id_to_token(tf.constant(x, tf.int32)).numpy()]
@@ -334,20 +346,29 @@ class Translator:
         }
 
 
-_TRANSLATORS = weakref.WeakKeyDictionary()
+_TRANSLATORS_ATTRIBUTE = "_tfm_translators"
 
 
 def translate(model, tokenizer, sentences, beam_size=None, alpha=None, **kwargs):
     """Translate a list of sentences: `list[str] -> list[str]` (see `Translator`).
 
     Reuses one compiled `Translator` per (model, tokenizer, settings), so repeated
-    calls do not retrace.
+    calls do not retrace. They are kept on the model itself (a private attribute, out of
+    Keras' and TensorFlow's tracking), so they go when the model goes; a module-level
+    cache keyed by the model would keep every model alive through its Translator.
+
+    Example:
+        >>> translate(model, tokenizer, ["three hundred twenty one"], beam_size=1)
+        ['dreihundert einundzwanzig']
     """
     key = (id(tokenizer), beam_size, alpha, tuple(sorted(kwargs.items())))
-    try:
-        cache = _TRANSLATORS.setdefault(model, {})
-    except TypeError:  # not weak-referenceable: no reuse
+    cache = getattr(model, _TRANSLATORS_ATTRIBUTE, None)
+    if cache is None:
         cache = {}
+        try:
+            object.__setattr__(model, _TRANSLATORS_ATTRIBUTE, cache)  # no Keras / tf.Module tracking
+        except (AttributeError, TypeError):  # an object that takes no attributes: no reuse
+            pass
     if key not in cache:
         cache[key] = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, **kwargs)
     return cache[key].translate(sentences)

@@ -27,15 +27,19 @@ class Attention(keras.layers.Layer):
 
     Call args:
         query: float `(B, Dq)` (one decoder step) or `(B, T, Dq)`.
-        value: float `(B, S, Dv)`, e.g. the encoder outputs `h_s`.
+        value: float `(B, S, Dv)`, the memory attended to, e.g. the encoder outputs `h_s`.
         key: float `(B, S, Dk)` or None (then `key = value`, as in the RNN papers).
-        value_mask: bool `(B, S)`, True = real source token. Padded positions get
+        memory_mask: bool `(B, S)`, True = real source token. Padded positions get
             exactly zero weight.
-        return_attention_scores: bool. Also return the weights. Defaults to `False`.
 
     Returns:
-        context float `(B, Dv)` or `(B, T, Dv)`; with `return_attention_scores`
-        also the weights `a_ts`, float `(B, S)` or `(B, T, S)`.
+        context float `(B, Dv)` or `(B, T, Dv)`. `call_with_scores` (same arguments)
+        returns `(context, weights)`, the weights `a_ts` float `(B, S)` or `(B, T, S)`.
+
+    Example:
+        >>> attention = Attention(score="scaled_dot")
+        >>> context, weights = attention.call_with_scores(decoder_states, encoder_outputs, memory_mask=mask)
+        >>> # (B, T, D), (B, S, D), (B, S) -> (B, T, D), (B, T, S)
     """
 
     def __init__(self, score="dot", units=None, sharpness=1.0, trainable_sharpness=False, **kwargs):
@@ -53,7 +57,7 @@ class Attention(keras.layers.Layer):
             dtype=self.dtype_policy,
         )
 
-    def build(self, query_shape, value_shape, key_shape=None, value_mask_shape=None):
+    def build(self, query_shape, value_shape, key_shape=None, memory_mask_shape=None):
         query_shape = tuple(query_shape)
         if len(query_shape) == 2:
             query_shape = (query_shape[0], 1, query_shape[1])
@@ -63,25 +67,28 @@ class Attention(keras.layers.Layer):
         """Keys transformed once per source: `(B, S, Dk)` -> what `attend` takes."""
         return self.score_layer.project_keys(key)
 
-    def attend(self, query, value, projected_keys, value_mask=None):
-        """`call` with keys already passed through `project_keys`: `(context, weights)`."""
+    def attend(self, query, value, projected_keys, memory_mask=None):
+        """`call_with_scores` with keys already passed through `project_keys`: `(context, weights)`."""
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)  # (B, Dq) -> (B, 1, Dq)
         scores = self.score_layer.score_projected(query, projected_keys)  # (B, T, S)
-        mask = merge_masks(key_mask=value_mask)  # (B, S) -> (B, 1, S) or None
+        mask = merge_masks(key_mask=memory_mask)  # (B, S) -> (B, 1, S) or None
         weights = masked_softmax(scores, mask)  # (B, T, S)
         context = ops.matmul(weights, ops.cast(value, weights.dtype))  # (B, T, S) @ (B, S, Dv) -> (B, T, Dv)
         if single_step:
             context, weights = context[:, 0], weights[:, 0]  # (B, 1, .) -> (B, .)
         return context, weights
 
-    def call(self, query, value, key=None, value_mask=None, return_attention_scores=False):
-        keys = self.project_keys(value if key is None else key)
-        context, weights = self.attend(query, value, keys, value_mask)
-        if return_attention_scores:
-            return context, weights
-        return context
+    def call(self, query, value, key=None, memory_mask=None):
+        return self.call_with_scores(query, value, key, memory_mask)[0]
+
+    def call_with_scores(self, query, value, key=None, memory_mask=None):
+        """`call`, and the attention weights: `(context (B, [T,] Dv), weights (B, [T,] S))`."""
+        key = value if key is None else key
+        if not self.built:  # a plain method: Layer.__call__, which builds on first use, does not run
+            self.build(tuple(query.shape), tuple(value.shape), tuple(key.shape))
+        return self.attend(query, value, self.project_keys(key), memory_mask)
 
     def get_config(self):
         return {

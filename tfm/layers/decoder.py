@@ -3,7 +3,7 @@
 import keras
 
 from tfm.layers.decoder_layer import DecoderLayer
-from tfm.layers.transformer_block import TransformerStack
+from tfm.layers.transformer_block import TransformerStack, ensure_built
 
 
 @keras.saving.register_keras_serializable(package="tfm")
@@ -17,24 +17,23 @@ class Decoder(TransformerStack):
 
     Call args:
         x: float `(B, T, D)`, the embedded, position-encoded shifted target.
-        memory: float `(B, S, D)`, the encoder output (None with `cross_caches`).
+        memory: float `(B, S, D)`, the encoder output.
         memory_mask: bool `(B, S)`, True = real source token.
-        return_attention_scores: bool.
-        self_caches: list of `(B, 2, N, T_max, H)`, one per layer, or None.
-        cross_caches: list of `(B, 2, N, S, H)`, one per layer, or None.
-        cache_update_index: int scalar, position of `x[:, 0]` when decoding.
 
     Returns:
-        float `(B, T, D)` alone, or, when `return_attention_scores` or
-        `self_caches` is given, `(output, aux)` where `aux` holds lists (one entry
-        per layer) under `"self_attention"`, `"cross_attention"` (when asked) and
-        `"self_caches"` (when given).
+        `call`: float `(B, T, D)`, always. As in `DecoderLayer`, with one entry per layer:
+
+        - `call_with_scores(x, memory, memory_mask)` -> `(output, self_weights, cross_weights)`,
+          lists of `(B, N, T, T)` and `(B, N, T, S)`.
+        - `call_with_cache(x, self_caches, cache_update_index, cross_caches, memory_mask)` ->
+          `(output, self_caches)`, lists of caches (`init_cache`-style, see `DecoderLayer`).
+
+    Example:
+        >>> decoder = Decoder(num_layers=6, num_heads=8, d_ff=2048)
+        >>> hidden = decoder(y, memory, memory_mask=mask)      # y (B, T, 512) -> (B, T, 512)
     """
 
     block_class = DecoderLayer
-    # A layer's aux key -> the stack's key for the per-layer list.
-    AUX_LISTS = {"self_attention": "self_attention", "cross_attention": "cross_attention",
-                 "self_cache": "self_caches"}
 
     def build(self, x_shape, memory_shape=None, *args, **kwargs):
         for layer in self.layers:
@@ -45,22 +44,27 @@ class Decoder(TransformerStack):
         """Per-layer keys/values of the memory, computed once per sentence."""
         return [layer.compute_cross_cache(memory) for layer in self.layers]
 
-    def call(self, x, memory=None, memory_mask=None, training=None, return_attention_scores=False,
-             self_caches=None, cross_caches=None, cache_update_index=None):
-        with_aux = return_attention_scores or self_caches is not None
-        aux = {}
-        for i, layer in enumerate(self.layers):
-            out = layer(
-                x, memory, memory_mask=memory_mask, training=training,
-                return_attention_scores=return_attention_scores,
-                self_cache=None if self_caches is None else self_caches[i],
-                cross_cache=None if cross_caches is None else cross_caches[i],
-                cache_update_index=cache_update_index)
-            if not with_aux:
-                x = out
-                continue
-            x, layer_aux = out
-            for key, value in layer_aux.items():
-                aux.setdefault(self.AUX_LISTS[key], []).append(value)
-        x = self._final(x)
-        return (x, aux) if with_aux else x
+    def call(self, x, memory, memory_mask=None, training=None):
+        for layer in self.layers:
+            x = layer(x, memory, memory_mask=memory_mask, training=training)
+        return self._final(x)
+
+    def call_with_scores(self, x, memory, memory_mask=None, training=None):
+        """`call`, and each layer's weights: `(output, [self (B, N, T, T)], [cross (B, N, T, S)])`."""
+        ensure_built(self, x, memory)
+        self_weights, cross_weights = [], []
+        for layer in self.layers:
+            x, self_w, cross_w = layer.call_with_scores(x, memory, memory_mask=memory_mask, training=training)
+            self_weights.append(self_w)
+            cross_weights.append(cross_w)
+        return self._final(x), self_weights, cross_weights
+
+    def call_with_cache(self, x, self_caches, cache_update_index, cross_caches, memory_mask=None, training=None):
+        """New positions with cached keys/values, one cache per layer: `(output (B, T, D), self_caches)`."""
+        ensure_built(self, x)
+        new_caches = []
+        for layer, self_cache, cross_cache in zip(self.layers, self_caches, cross_caches):
+            x, self_cache = layer.call_with_cache(x, self_cache, cache_update_index, cross_cache,
+                                                  memory_mask=memory_mask, training=training)
+            new_caches.append(self_cache)
+        return self._final(x), new_caches

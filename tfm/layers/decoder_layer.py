@@ -3,7 +3,7 @@
 import keras
 
 from tfm.layers.residual import residual_block
-from tfm.layers.transformer_block import TransformerBlock
+from tfm.layers.transformer_block import TransformerBlock, ensure_built
 from tfm.masks import merge_masks
 
 
@@ -27,22 +27,26 @@ class DecoderLayer(TransformerBlock):
 
     Call args:
         x: float `(B, T, D)`, the shifted target so far.
-        memory: float `(B, S, D)`, the encoder output. May be None when
-            `cross_cache` is given.
+        memory: float `(B, S, D)`, the encoder output.
         memory_mask: bool `(B, S)`, True = real source token.
-        return_attention_scores: bool.
-        self_cache: float `(B, 2, N, T_max, H)` or None (incremental decoding).
-        cross_cache: float `(B, 2, N, S, H)` or None: the memory's keys and
-            values, projected once per sentence (`compute_cross_cache`).
-        cache_update_index: int scalar: position of `x[:, 0]` when decoding
-            with `self_cache`.
 
     Returns:
-        float `(B, T, D)` alone when neither `return_attention_scores` nor
-        `self_cache` is given; otherwise `(output, aux)`, `aux` a dict holding
-        `"self_attention"` and `"cross_attention"` weights `(B, N, T, T|S)` when
-        `return_attention_scores`, and `"self_cache"` when a cache was given.
-        The form depends on those arguments only, never on the data.
+        `call`: float `(B, T, D)`, always. Two methods return more, each one fixed tuple:
+
+        - `call_with_scores(x, memory, memory_mask)` -> `(output, self_weights (B, N, T, T),
+          cross_weights (B, N, T, S))`.
+        - `call_with_cache(x, self_cache, cache_update_index, cross_cache, memory_mask)` ->
+          `(output, self_cache)`, for incremental decoding: `self_cache` float
+          `(B, 2, N, T_max, H)` or a growing `(keys, values)` pair (`MultiHeadAttention`),
+          `cache_update_index` the position of `x[:, 0]`, `cross_cache` the memory's keys and
+          values projected once per sentence (`compute_cross_cache`), which replace `memory`.
+
+    Example:
+        >>> layer = DecoderLayer(num_heads=8, d_ff=2048)
+        >>> y = keras.random.normal((2, 5, 512))
+        >>> memory = keras.random.normal((2, 7, 512))
+        >>> layer(y, memory).shape
+        (2, 5, 512)
     """
 
     def __init__(self, num_heads, d_ff, **kwargs):
@@ -68,38 +72,44 @@ class DecoderLayer(TransformerBlock):
         """The memory's keys and values for this layer: `(B, S, D) -> (B, 2, N, S, H)`."""
         return self.cross_attention.compute_cache(memory)
 
-    def call(self, x, memory=None, memory_mask=None, training=None, return_attention_scores=False,
-             self_cache=None, cross_cache=None, cache_update_index=None):
-        aux = {}
-
-        # Causal self-attention block (with the cache, only the new positions are computed).
-        def self_attend(h):
-            return self.self_attention(
-                h, attention_mask=None, use_causal_mask=True, training=training,
-                return_attention_scores=return_attention_scores,
-                cache=self_cache, cache_update_index=cache_update_index)
-
-        x, extras = residual_block(x, self_attend, self.self_attention_norm, self.dropouts[0],
-                                   self.norm_first, training)
-        if return_attention_scores:
-            aux["self_attention"], extras = extras[0], extras[1:]
-        if self_cache is not None:
-            aux["self_cache"] = extras[0]
-
-        # Cross-attention block: queries from the decoder, keys/values from the encoder.
+    def call(self, x, memory, memory_mask=None, training=None):
         cross_mask = merge_masks(key_mask=memory_mask)  # (B, S) -> (B, 1, S)
+        x, _, _ = self._block(
+            x, lambda h: self.self_attention(h, use_causal_mask=True, training=training),
+            lambda h: self.cross_attention(h, memory, attention_mask=cross_mask, training=training), training)
+        return x
 
-        def cross_attend(h):
-            return self.cross_attention(
-                h, memory, attention_mask=cross_mask, training=training,
-                return_attention_scores=return_attention_scores, cache=cross_cache)
+    def call_with_scores(self, x, memory, memory_mask=None, training=None):
+        """`call`, and the weights: `(output (B, T, D), self (B, N, T, T), cross (B, N, T, S))`."""
+        ensure_built(self, x, memory)
+        cross_mask = merge_masks(key_mask=memory_mask)  # (B, S) -> (B, 1, S)
+        x, (self_weights,), (cross_weights,) = self._block(
+            x, lambda h: self.self_attention.call_with_scores(h, use_causal_mask=True, training=training),
+            lambda h: self.cross_attention.call_with_scores(h, memory, attention_mask=cross_mask,
+                                                            training=training), training)
+        return x, self_weights, cross_weights
 
-        x, extras = residual_block(x, cross_attend, self.cross_attention_norm, self.dropouts[1],
-                                   self.norm_first, training)
-        if return_attention_scores:
-            aux["cross_attention"] = extras[0]
+    def call_with_cache(self, x, self_cache, cache_update_index, cross_cache, memory_mask=None, training=None):
+        """One or more new positions with cached keys/values: `(output (B, T, D), self_cache)`."""
+        ensure_built(self, x)
+        cross_mask = merge_masks(key_mask=memory_mask)  # (B, S) -> (B, 1, S)
+        # Self-attention: only the new positions are computed, their keys/values join the cache.
+        x, (self_cache,), _ = self._block(
+            x, lambda h: self.self_attention.call_with_cache(h, self_cache, cache_update_index, use_causal_mask=True,
+                                                             training=training),
+            lambda h: self.cross_attention.call_with_cache(h, cross_cache, attention_mask=cross_mask,
+                                                           training=training), training)
+        return x, self_cache
 
+    def _block(self, x, self_attend, cross_attend, training):
+        """The three residual sub-layers: `(output, self-attention extras, cross-attention extras)`."""
+        # Causal self-attention block.
+        x, self_extras = residual_block(x, self_attend, self.self_attention_norm, self.dropouts[0],
+                                        self.norm_first, training)
+        # Cross-attention block: queries from the decoder, keys/values from the encoder.
+        x, cross_extras = residual_block(x, cross_attend, self.cross_attention_norm, self.dropouts[1],
+                                         self.norm_first, training)
         # Feed-forward block.
         x, _ = residual_block(x, lambda h: self.ffn(h, training=training), self.ffn_norm,
                               self.dropouts[2], self.norm_first, training)
-        return (x, aux) if (return_attention_scores or self_cache is not None) else x
+        return x, self_extras, cross_extras

@@ -3,7 +3,7 @@
 import keras
 
 from tfm.layers.encoder_layer import EncoderLayer
-from tfm.layers.transformer_block import TransformerStack
+from tfm.layers.transformer_block import TransformerStack, ensure_built
 
 
 @keras.saving.register_keras_serializable(package="tfm")
@@ -21,10 +21,14 @@ class Encoder(TransformerStack):
     Call args:
         x: float `(B, S, D)`.
         padding_mask: bool `(B, S)`, True = real token.
-        return_attention_scores: bool. Also return a list of `(B, N, S, S)`, one per layer.
 
     Returns:
-        float `(B, S, D)` (and the list of weights).
+        float `(B, S, D)`. `call_with_scores(x, padding_mask)` returns `(output, weights)`,
+        `weights` a list of `(B, N, S, S)`, one per layer.
+
+    Example:
+        >>> encoder = Encoder(num_layers=6, num_heads=8, d_ff=2048)
+        >>> memory = encoder(x, padding_mask=mask)             # x (B, S, 512) -> (B, S, 512)
     """
 
     block_class = EncoderLayer
@@ -34,15 +38,16 @@ class Encoder(TransformerStack):
             layer.build(x_shape)
         self._build_final_norm(x_shape)
 
-    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+    def call(self, x, padding_mask=None, training=None):
+        for layer in self.layers:
+            x = layer(x, padding_mask=padding_mask, training=training)
+        return self._final(x)
+
+    def call_with_scores(self, x, padding_mask=None, training=None):
+        """`call`, and each layer's self-attention weights: `(output (B, S, D), [(B, N, S, S)] * num_layers)`."""
+        ensure_built(self, x)
         weights = []
         for layer in self.layers:
-            out = layer(x, padding_mask=padding_mask, training=training,
-                        return_attention_scores=return_attention_scores)
-            if return_attention_scores:
-                x, w = out
-                weights.append(w)
-            else:
-                x = out
-        x = self._final(x)
-        return (x, weights) if return_attention_scores else x
+            x, w = layer.call_with_scores(x, padding_mask=padding_mask, training=training)
+            weights.append(w)
+        return self._final(x), weights

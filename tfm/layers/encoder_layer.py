@@ -3,7 +3,7 @@
 import keras
 
 from tfm.layers.residual import residual_block
-from tfm.layers.transformer_block import TransformerBlock
+from tfm.layers.transformer_block import TransformerBlock, ensure_built
 from tfm.masks import merge_masks
 
 
@@ -24,10 +24,17 @@ class EncoderLayer(TransformerBlock):
     Call args:
         x: float `(B, S, D)`.
         padding_mask: bool `(B, S)`, True = real token.
-        return_attention_scores: bool. Also return weights `(B, N, S, S)`.
 
     Returns:
-        float `(B, S, D)` (and the weights).
+        float `(B, S, D)`. `call_with_scores(x, padding_mask)` returns `(output, weights)`,
+        the self-attention weights `(B, N, S, S)` beside it.
+
+    Example:
+        >>> layer = EncoderLayer(num_heads=8, d_ff=2048)
+        >>> x = keras.random.normal((2, 6, 512))
+        >>> mask = tfm.masks.padding_mask(source_ids)          # (2, 6), True = real token
+        >>> layer(x, padding_mask=mask).shape
+        (2, 6, 512)
     """
 
     def __init__(self, num_heads, d_ff, **kwargs):
@@ -45,17 +52,26 @@ class EncoderLayer(TransformerBlock):
         self.ffn_norm.build(x_shape)
         self.built = True
 
-    def call(self, x, padding_mask=None, training=None, return_attention_scores=False):
+    def call(self, x, padding_mask=None, training=None):
+        return self._block(x, padding_mask, training, scores=False)[0]
+
+    def call_with_scores(self, x, padding_mask=None, training=None):
+        """`call`, and the self-attention weights: `(output (B, S, D), weights (B, N, S, S))`."""
+        ensure_built(self, x)
+        return self._block(x, padding_mask, training, scores=True)
+
+    def _block(self, x, padding_mask, training, scores):
         mask = merge_masks(key_mask=padding_mask)  # (B, S) -> (B, 1, S)
 
         # Self-attention block.
         def attend(h):
-            return self.self_attention(h, attention_mask=mask, training=training,
-                                       return_attention_scores=return_attention_scores)
+            if scores:
+                return self.self_attention.call_with_scores(h, attention_mask=mask, training=training)
+            return self.self_attention(h, attention_mask=mask, training=training)
 
         x, extras = residual_block(x, attend, self.attention_norm, self.attention_dropout_layer,
                                    self.norm_first, training)
         # Feed-forward block.
         x, _ = residual_block(x, lambda h: self.ffn(h, training=training), self.ffn_norm,
                               self.ffn_dropout_layer, self.norm_first, training)
-        return (x, extras[0]) if return_attention_scores else x
+        return (x, *extras)

@@ -25,11 +25,11 @@ class LuongAttention(Attention):
         query: float `(B, Dq)` or `(B, T, Dq)`.
         value: float `(B, S, Dv)`.
         key: float `(B, S, Dk)` or None (then `key = value`).
-        value_mask: bool `(B, S)`, True = real source token.
-        return_attention_scores: bool. Also return the weights.
+        memory_mask: bool `(B, S)`, True = real source token.
 
     Returns:
-        context float `(B, [T,] Dv)` [and weights `(B, [T,] S)`].
+        context float `(B, [T,] Dv)`; `call_with_scores` (same arguments) returns
+        `(context, weights (B, [T,] S))`.
     """
 
     def __init__(self, score="general", **kwargs):

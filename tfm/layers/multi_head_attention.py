@@ -12,8 +12,9 @@ class MultiHeadAttention(keras.layers.Layer):
     """`MultiHead(Q, K, V) = Concat(head_1..head_h) W^O`, `head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)`.
 
     Self-attention (`value` omitted), cross-attention, causal masking, padding
-    masks, attention weights on request, and a key/value cache for incremental
-    decoding.
+    masks; the attention weights (`call_with_scores`) and a key/value cache for
+    incremental decoding (`call_with_cache`) through their own methods, so each
+    method returns one thing.
 
     Args:
         num_heads: int. `h`.
@@ -30,27 +31,33 @@ class MultiHeadAttention(keras.layers.Layer):
         key: float `(B, S, Dk)`. Defaults to `value`.
         attention_mask: bool broadcastable to `(B, T, S)`, True = may attend.
         use_causal_mask: bool. Add the look-ahead mask (query i sees keys <= i).
-        return_attention_scores: bool. Also return the weights `(B, N, T, S)`.
-        cache: float `(B, 2, N, S_max, H)` or None. Keys (index 0) and values
-            (index 1) already projected and split into heads. With
-            `cache_update_index` None the cache is read as is (cross-attention
-            to a memory computed once, see `compute_cache`). With an index, the
-            query's new keys/values are written at positions
-            `[index, index + T)` and attention runs over the whole cache: pass an
-            `attention_mask` that hides the unwritten slots. Or a pair
-            `(keys (B, N, S, d_k), values (B, N, S, d_v))` (`split_cache`): read
-            as is, or, with an index, the new keys/values are appended (the
-            cache then holds exactly the positions written so far, `index` of
-            them, and grows by T). The pair avoids slicing a stacked cache at
-            every decoding step. A pair read as is may hold `B` memories for
-            `B * G` queries (G beams per sentence, rows `b * G + j`): each
-            memory is then read once for its G queries, and `attention_mask`
-            is the memories' `(B, 1, S)`.
-        cache_update_index: int scalar or None.
 
     Returns:
-        `output (B, T, output_dim)`, then `weights (B, N, T, S)` if asked, then
-        the updated cache if one was given.
+        `call`: float `(B, T, output_dim)`, always. Two methods take the same arguments
+        and return more, each one fixed tuple:
+
+        - `call_with_scores(...)` -> `(output, weights (B, N, T, S))`.
+        - `call_with_cache(query, cache, cache_update_index=None, ...)` -> `(output, cache)`,
+          for incremental decoding. `cache`: float `(B, 2, N, S_max, H)`, keys (index 0)
+          and values (index 1) already projected and split into heads. With
+          `cache_update_index` None the cache is read as is (cross-attention to a memory
+          computed once, see `compute_cache`). With an index, the query's new keys/values
+          are written at positions `[index, index + T)` and attention runs over the whole
+          cache: pass an `attention_mask` that hides the unwritten slots. Or a pair
+          `(keys (B, N, S, d_k), values (B, N, S, d_v))` (`split_cache`): read as is, or,
+          with an index, the new keys/values are appended (the cache then holds exactly the
+          positions written so far, `index` of them, and grows by T). The pair avoids
+          slicing a stacked cache at every decoding step. A pair read as is may hold `B`
+          memories for `B * G` queries (G beams per sentence, rows `b * G + j`): each
+          memory is then read once for its G queries, and `attention_mask` is the
+          memories' `(B, 1, S)`. The returned cache has the given one's structure.
+
+    Example:
+        >>> mha = MultiHeadAttention(num_heads=8, key_dim=64)
+        >>> x = keras.random.normal((2, 5, 512))
+        >>> mha(x, use_causal_mask=True).shape
+        (2, 5, 512)
+        >>> output, weights = mha.call_with_scores(x)       # weights (2, 8, 5, 5)
     """
 
     def __init__(self, num_heads, key_dim, value_dim=None, output_dim=None, dropout=0.0,
@@ -141,8 +148,34 @@ class MultiHeadAttention(keras.layers.Layer):
             (batch_size, 2, self.num_heads, max_length, self._cache_dim), dtype=self.compute_dtype
         )
 
-    def call(self, query, value=None, key=None, attention_mask=None, use_causal_mask=False,
-             return_attention_scores=False, training=None, cache=None, cache_update_index=None):
+    def call(self, query, value=None, key=None, attention_mask=None, use_causal_mask=False, training=None):
+        output, _, _ = self._attend(query, value, key, attention_mask, use_causal_mask, training)
+        return output
+
+    def call_with_scores(self, query, value=None, key=None, attention_mask=None, use_causal_mask=False,
+                         training=None):
+        """`call`, and the attention weights: `(output (B, T, D), weights (B, N, T, S))`."""
+        self._ensure_built(query, value, key)
+        output, weights, _ = self._attend(query, value, key, attention_mask, use_causal_mask, training)
+        return output, weights
+
+    def call_with_cache(self, query, cache, cache_update_index=None, value=None, key=None, attention_mask=None,
+                        use_causal_mask=False, training=None):
+        """`call` with a key/value cache (see the class docstring): `(output (B, T, D), cache)`."""
+        self._ensure_built(query, value, key)
+        output, _, cache = self._attend(query, value, key, attention_mask, use_causal_mask, training,
+                                        cache=cache, cache_update_index=cache_update_index)
+        return output, cache
+
+    def _ensure_built(self, query, value=None, key=None):
+        # `call_with_*` are plain methods: Layer.__call__, which builds on first use, does not run.
+        if not self.built:
+            shape = lambda x: None if x is None else tuple(x.shape)  # noqa: E731
+            self.build(tuple(query.shape), shape(value), shape(key))
+
+    def _attend(self, query, value, key, attention_mask, use_causal_mask, training, cache=None,
+                cache_update_index=None):
+        """`(output, weights, cache)` (cache None without one): what `call` and `call_with_*` return parts of."""
         if value is None:
             value = query
         if key is None:
@@ -150,12 +183,13 @@ class MultiHeadAttention(keras.layers.Layer):
         q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, T, D) -> (B, N, T, H)
         if isinstance(cache, (tuple, list)):  # (keys, values): read as is, or append the new positions
             k, v = cache
-            if cache_update_index is not None:
-                new_k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, T, D) -> (B, N, T, d_k)
-                new_v = self._split_heads(self.value_dense(value), self.value_dim)
-                k = ops.concatenate([k, ops.cast(new_k, k.dtype)], axis=2)  # (B, N, index + T, d_k)
-                v = ops.concatenate([v, ops.cast(new_v, v.dtype)], axis=2)
-                cache = (k, v)
+            if cache_update_index is None:  # no weights: `call_with_scores` takes no cache
+                return self._attend_shared(q, k, v, attention_mask), None, (k, v)
+            new_k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, T, D) -> (B, N, T, d_k)
+            new_v = self._split_heads(self.value_dense(value), self.value_dim)
+            k = ops.concatenate([k, ops.cast(new_k, k.dtype)], axis=2)  # (B, N, index + T, d_k)
+            v = ops.concatenate([v, ops.cast(new_v, v.dtype)], axis=2)
+            cache = (k, v)
         elif cache is not None and cache_update_index is None:
             k, v = self._read_cache(cache)  # (B, N, S, H) each
         else:
@@ -164,9 +198,6 @@ class MultiHeadAttention(keras.layers.Layer):
             if cache is not None:
                 cache = self._write_cache(cache, self._stack_kv(k, v), cache_update_index)
                 k, v = self._read_cache(cache)  # (B, N, S_max, H)
-
-        if isinstance(cache, (tuple, list)) and cache_update_index is None:
-            return self._attend_shared(q, k, v, attention_mask, return_attention_scores)
 
         mask = attention_mask
         if mask is not None:
@@ -183,20 +214,15 @@ class MultiHeadAttention(keras.layers.Layer):
         b, t = ops.shape(context)[0], ops.shape(context)[1]
         context = ops.reshape(context, (b, t, self.num_heads * self.value_dim))  # -> (B, T, N*H)
         output = self.output_dense(context)  # (B, T, N*H) -> (B, T, D)
+        return output, weights, cache
 
-        results = [output]
-        if return_attention_scores:
-            results.append(weights)
-        if cache is not None:
-            results.append(cache)
-        return results[0] if len(results) == 1 else tuple(results)
-
-    def _attend_shared(self, q, k, v, attention_mask, return_attention_scores):
+    def _attend_shared(self, q, k, v, attention_mask):
         """Attention to a read-only `(keys, values)` pair that G queries share: the beams of a sentence.
 
         `q (B*G, N, T, d_k)` against `k (B, N, S, d_k)`, `v (B, N, S, d_v)`, `attention_mask`
         broadcastable to `(B, 1, S)`: each memory is read once for its G beams (one
         `(G*T, S)` product per head instead of G products of one row), not copied G times.
+        Returns the output `(B*G, T, D)`.
         """
         batch = ops.shape(k)[0]
         groups = ops.shape(q)[0] // batch
@@ -211,30 +237,11 @@ class MultiHeadAttention(keras.layers.Layer):
         context = ops.matmul(weights, v)  # (B, N, G*T, d_v)
         context = ops.transpose(ops.reshape(context, (batch, self.num_heads, groups, t, self.value_dim)),
                                 (0, 2, 3, 1, 4))  # -> (B, G, T, N, d_v)
-        output = self.output_dense(ops.reshape(context, (batch * groups, t, self.num_heads * self.value_dim)))
-        if not return_attention_scores:
-            return output, (k, v)
-        s = ops.shape(k)[2]
-        weights = ops.reshape(ops.transpose(ops.reshape(weights, (batch, self.num_heads, groups, t, s)),
-                                            (0, 2, 1, 3, 4)), (batch * groups, self.num_heads, t, s))
-        return output, weights, (k, v)
+        return self.output_dense(ops.reshape(context, (batch * groups, t, self.num_heads * self.value_dim)))
 
-    def compute_output_spec(self, query, value=None, key=None, return_attention_scores=False,
-                            cache=None, **kwargs):
-        value = query if value is None else value
+    def compute_output_spec(self, query, value=None, key=None, **kwargs):
         out_dim = self.output_dim or query.shape[-1]
-        output = keras.KerasTensor(query.shape[:-1] + (out_dim,), dtype=self.compute_dtype)
-        results = [output]
-        if return_attention_scores:
-            s = (cache[0].shape[2] if isinstance(cache, (tuple, list)) else cache.shape[3]) if cache is not None \
-                else value.shape[1]
-            results.append(keras.KerasTensor(
-                (query.shape[0], self.num_heads, query.shape[1], s), dtype=self.compute_dtype))
-        if isinstance(cache, (tuple, list)):
-            results.append(tuple(keras.KerasTensor(c.shape, dtype=c.dtype) for c in cache))
-        elif cache is not None:
-            results.append(keras.KerasTensor(cache.shape, dtype=cache.dtype))
-        return results[0] if len(results) == 1 else tuple(results)
+        return keras.KerasTensor(query.shape[:-1] + (out_dim,), dtype=self.compute_dtype)
 
     def get_config(self):
         return {

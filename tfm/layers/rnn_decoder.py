@@ -74,18 +74,22 @@ class RNNDecoder(keras.layers.Layer):
         encoder_outputs: float `(B, S, Dv)`; needed with attention, ignored without.
         initial_state: flat list of `(B, U)` cell states, per layer bottom to top
             (`[h, c]` LSTM, `[h]` GRU), e.g. the encoder's final state; None = zeros.
-        source_mask: bool `(B, S)`, True = real source token.
-        return_attention_scores: bool. Also return the weights `(B, T, S)`.
+        memory_mask: bool `(B, S)`, True = real source token.
         training: bool.
 
     Returns:
-        float32 logits `(B, T, V)` [and attention weights `(B, T, S)`].
+        float32 logits `(B, T, V)`. With attention, `call_with_scores` (same arguments)
+        returns `(logits, weights (B, T, S))`.
 
     Incremental decoding: `state = decoder.start_state(initial_state, batch_size)`,
     then repeatedly `logits, state, weights = decoder.step(token_ids, state,
-    encoder_outputs, source_mask)`. It gives the same logits as teacher forcing.
+    encoder_outputs, memory_mask)`. It gives the same logits as teacher forcing.
     `state` is a flat list of batch-first tensors: the cell states as in
     `initial_state`, then, with `input_feeding`, `h~_{t-1}` `(B, U)`.
+
+    Example:
+        >>> decoder = RNNDecoder(vocab_size=1000, embedding_dim=32, units=64, attention="bahdanau")
+        >>> logits = decoder(target_in, encoder_outputs, memory_mask=mask)   # (B, T) -> (B, T, 1000)
     """
 
     def __init__(
@@ -142,7 +146,7 @@ class RNNDecoder(keras.layers.Layer):
         sizes = [self.units] * (self.num_layers * states_per_layer(self.cell))
         return sizes + ([self.units] if self.input_feeding else [])
 
-    def build(self, target_ids_shape, encoder_outputs_shape=None, initial_state_shape=None, source_mask_shape=None):
+    def build(self, target_ids_shape, encoder_outputs_shape=None, initial_state_shape=None, memory_mask_shape=None):
         batch = tuple(target_ids_shape)[0]
         self.embedding.build(tuple(target_ids_shape))
         value_dim = 0
@@ -201,14 +205,14 @@ class RNNDecoder(keras.layers.Layer):
             new_states.extend(state)
         return x, new_states
 
-    def _decode_step(self, x, state, encoder_outputs, keys, source_mask, between_masks=None):
+    def _decode_step(self, x, state, encoder_outputs, keys, memory_mask, between_masks=None):
         """Embedded input `(B, E)` -> (readout `(B, O)`, new state, weights `(B, S)` or None)."""
         n_cell = self.num_layers * states_per_layer(self.cell)
         cell_states = state[:n_cell]
         weights = None
         if self.attention == "bahdanau":
             query = cell_states[-states_per_layer(self.cell)]  # top layer's previous h: s_{t-1}
-            context, weights = self.attention_layer.attend(query, encoder_outputs, keys, source_mask)
+            context, weights = self.attention_layer.attend(query, encoder_outputs, keys, memory_mask)
             x = ops.concatenate([x, context], axis=-1)  # (B, E + Dv)
         elif self.input_feeding:
             x = ops.concatenate([x, state[n_cell]], axis=-1)  # (B, E + U)
@@ -216,7 +220,7 @@ class RNNDecoder(keras.layers.Layer):
         if self.attention == "bahdanau":
             out = ops.concatenate([h, context], axis=-1)  # readout from [s_t; c_t]: (B, U + Dv)
         elif self.attention == "luong":
-            context, weights = self.attention_layer.attend(h, encoder_outputs, keys, source_mask)
+            context, weights = self.attention_layer.attend(h, encoder_outputs, keys, memory_mask)
             out = self.attentional_dense(ops.concatenate([context, h], axis=-1))  # h~_t: (B, U)
             if self.input_feeding:
                 new_state.append(out)
@@ -230,15 +234,19 @@ class RNNDecoder(keras.layers.Layer):
         return ops.cast(self.output_projection(out), "float32")  # (..., O) -> (..., V)
 
     # Teacher forcing --------------------------------------------------------
-    def call(
-        self,
-        target_ids,
-        encoder_outputs=None,
-        initial_state=None,
-        source_mask=None,
-        return_attention_scores=False,
-        training=None,
-    ):
+    def call(self, target_ids, encoder_outputs=None, initial_state=None, memory_mask=None, training=None):
+        return self._teacher_forced(target_ids, encoder_outputs, initial_state, memory_mask, training)[0]
+
+    def call_with_scores(self, target_ids, encoder_outputs, initial_state=None, memory_mask=None, training=None):
+        """`call`, and the attention weights: `(logits (B, T, V), weights (B, T, S))`. Needs attention."""
+        if self.attention is None:
+            raise ValueError("this decoder has no attention (attention=None): no weights to return")
+        if not self.built:  # a plain method: Layer.__call__, which builds on first use, does not run
+            self.build(tuple(target_ids.shape), tuple(encoder_outputs.shape))
+        return self._teacher_forced(target_ids, encoder_outputs, initial_state, memory_mask, training)
+
+    def _teacher_forced(self, target_ids, encoder_outputs, initial_state, memory_mask, training):
+        """`(logits (B, T, V), weights (B, T, S) or None without attention)`."""
         batch = ops.shape(target_ids)[0]
         x = self.embedding(target_ids)  # (B, T) -> (B, T, E)
         x = self.dropout_layer(x, training=training)
@@ -268,7 +276,7 @@ class RNNDecoder(keras.layers.Layer):
             hs = ops.swapaxes(hs, 0, 1)  # (T, B, U) -> (B, T, U)
             weights = None
             if self.attention == "luong":
-                context, weights = self.attention_layer.attend(hs, encoder_outputs, keys, source_mask)
+                context, weights = self.attention_layer.attend(hs, encoder_outputs, keys, memory_mask)
                 out = self.attentional_dense(ops.concatenate([context, hs], axis=-1))  # (B, T, U)
             else:
                 out = hs
@@ -276,7 +284,7 @@ class RNNDecoder(keras.layers.Layer):
 
             def step_fn(carry, inputs):
                 x_t, masks_t = inputs if isinstance(inputs, tuple) else (inputs, None)
-                out, new_state, w = self._decode_step(x_t, carry[0], encoder_outputs, keys, source_mask, masks_t)
+                out, new_state, w = self._decode_step(x_t, carry[0], encoder_outputs, keys, memory_mask, masks_t)
                 return (new_state, out, w), (new_state, out, w)
 
             out_dim = self.output_projection.kernel.shape[0]
@@ -290,19 +298,17 @@ class RNNDecoder(keras.layers.Layer):
             weights = ops.swapaxes(weights, 0, 1)  # (T, B, S) -> (B, T, S)
 
         logits = self._project(out, training=training)  # (B, T, O) -> (B, T, V)
-        if return_attention_scores:
-            return logits, weights
-        return logits
+        return logits, weights
 
     # Incremental decoding -----------------------------------------------
-    def step(self, token_ids, state, encoder_outputs=None, source_mask=None):
+    def step(self, token_ids, state, encoder_outputs=None, memory_mask=None):
         """One decoding step (inference, no dropout).
 
         Args:
             token_ids: int `(B,)` (or `(B, 1)`), the previous output token.
             state: flat list from `start_state` or the previous `step`.
             encoder_outputs: float `(B, S, Dv)` (with attention).
-            source_mask: bool `(B, S)`.
+            memory_mask: bool `(B, S)`, True = real source token.
 
         Returns:
             `(logits, new_state, weights)`: float32 `(B, V)`, a list shaped like
@@ -315,7 +321,7 @@ class RNNDecoder(keras.layers.Layer):
         if self.attention is not None:
             encoder_outputs = ops.cast(encoder_outputs, self.compute_dtype)
             keys = self.attention_layer.project_keys(encoder_outputs)
-        out, new_state, weights = self._decode_step(x, list(state), encoder_outputs, keys, source_mask)
+        out, new_state, weights = self._decode_step(x, list(state), encoder_outputs, keys, memory_mask)
         return self._project(out), new_state, weights
 
     def get_config(self):

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from tfm.masks import padding_mask
+from tfm import masks
 
 CELLS = ("lstm", "gru")
 
@@ -27,7 +27,7 @@ def states_per_layer(cell):
 class RNNEncoder(keras.layers.Layer):
     """Embedding + a stack of (bi)directional LSTM/GRU layers over the source.
 
-    Padded source positions (id 0, or False in `source_mask`) are skipped by the
+    Padded source positions (id 0, or False in `padding_mask`) are skipped by the
     recurrence: the final state is the state after the last real token, in both
     directions, so extra padding changes nothing.
 
@@ -45,7 +45,7 @@ class RNNEncoder(keras.layers.Layer):
 
     Call args:
         source_ids: int `(B, S)`, 0 = padding.
-        source_mask: bool `(B, S)`, True = real token, or None (then `source_ids != 0`).
+        padding_mask: bool `(B, S)`, True = real token, or None (then `source_ids != 0`).
         training: bool.
 
     Returns:
@@ -83,7 +83,7 @@ class RNNEncoder(keras.layers.Layer):
         """Width of `outputs` (and of each final state): `U`, or `2U` bidirectional."""
         return self.units * (2 if self.bidirectional else 1)
 
-    def build(self, source_ids_shape, source_mask_shape=None):
+    def build(self, source_ids_shape, padding_mask_shape=None):
         batch, length = tuple(source_ids_shape)[:2]
         self.embedding.build((batch, length))
         width = self.embedding_dim
@@ -91,15 +91,15 @@ class RNNEncoder(keras.layers.Layer):
             rnn.build((batch, length, width))
             width = self.output_dim
 
-    def call(self, source_ids, source_mask=None, training=None):
-        if source_mask is None:
-            source_mask = padding_mask(source_ids)  # (B, S)
-        source_mask = ops.cast(source_mask, "bool")
+    def call(self, source_ids, padding_mask=None, training=None):
+        if padding_mask is None:
+            padding_mask = masks.padding_mask(source_ids)  # (B, S)
+        padding_mask = ops.cast(padding_mask, "bool")
         x = self.embedding(source_ids)  # (B, S) -> (B, S, E)
         state = []
         for rnn in self.rnn_layers:
             x = self.dropout_layer(x, training=training)
-            x, *final = rnn(x, mask=source_mask, training=training)  # (B, S, .) -> (B, S, U or 2U)
+            x, *final = rnn(x, mask=padding_mask, training=training)  # (B, S, .) -> (B, S, U or 2U)
             if self.bidirectional:
                 half = len(final) // 2
                 final = [ops.concatenate([f, b], axis=-1) for f, b in zip(final[:half], final[half:])]

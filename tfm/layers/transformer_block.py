@@ -11,6 +11,13 @@ from tfm.layers.feed_forward import FeedForward
 from tfm.layers.multi_head_attention import MultiHeadAttention
 
 
+def ensure_built(layer, *tensors):
+    """Build `layer` from its tensor arguments' shapes unless built: `call_with_*` methods are plain
+    methods, and Layer.__call__, which builds on first use, does not run for them."""
+    if not layer.built:
+        layer.build(*[None if t is None else tuple(t.shape) for t in tensors])
+
+
 class TransformerBlock(keras.layers.Layer):
     """Base of `EncoderLayer` and `DecoderLayer`: see those for Args and Call args."""
 

@@ -30,22 +30,26 @@ class Seq2Seq(keras.Model):
             `(B, S)` and `(B, T)`, 0 = padding. `target_ids` is the shifted
             target (START + y[:-1]).
         training: bool.
-        return_attention_scores: bool. Also return the weights `(B, T, S)`
-            (None without attention).
 
     Returns:
-        float32 logits `(B, T, V)` [and attention weights].
+        float32 logits `(B, T, V)`. The attention weights of a teacher-forced pass
+        come from `attention_scores(source_ids, target_ids)`.
 
     Decoding: `state = model.encode(source_ids)`, then
     `logits, state = model.decode_step(token_ids, state)` per output token.
     `state` is a flat list of batch-first tensors, the same structure at every
     step, so beam search can `ops.repeat`/`ops.take` every entry along axis 0:
 
-        [encoder_outputs (B, S, Dv) float, source_mask (B, S) bool, *decoder_state]
+        [encoder_outputs (B, S, Dv) float, memory_mask (B, S) bool, *decoder_state]
 
     with `Dv = units` (`2 * units` bidirectional) and `decoder_state` =
     per decoder layer, bottom to top, `h, c` (LSTM) or `h` (GRU), each `(B, U)`,
     then `h~_{t-1}` `(B, U)` with Luong input feeding.
+
+    Example:
+        >>> model = build_seq2seq(Seq2SeqConfig.bahdanau())
+        >>> logits = model((source_ids, target_in))            # (B, S), (B, T) -> (B, T, V)
+        >>> weights = model.attention_scores(source_ids, target_in)["cross_attention"][0]   # (B, T, S)
     """
 
     def __init__(self, config, **kwargs):
@@ -87,46 +91,54 @@ class Seq2Seq(keras.Model):
             return [bridge(s) for bridge, s in zip(self.bridges, encoder_state)]  # (B, 2U) -> (B, U)
         return encoder_state
 
-    def call(self, inputs, training=None, return_attention_scores=False):
+    def call(self, inputs, training=None):
         if isinstance(inputs, dict):
             source_ids, target_ids = inputs["source_ids"], inputs["target_ids"]
         else:
             source_ids, target_ids = inputs
-        source_mask = padding_mask(source_ids)  # (B, S)
-        encoder_outputs, encoder_state = self.encoder(source_ids, source_mask=source_mask, training=training)
-        out = self.decoder(
-            target_ids,
-            encoder_outputs=encoder_outputs if self.config.attention else None,
-            initial_state=self._initial_decoder_state(encoder_state),
-            source_mask=source_mask,
-            return_attention_scores=return_attention_scores,
-            training=training,
-        )
-        return out
+        encoder_outputs, memory_mask, initial_state = self._encode(source_ids, training)
+        return self.decoder(target_ids, encoder_outputs=encoder_outputs if self.config.attention else None,
+                            initial_state=initial_state, memory_mask=memory_mask, training=training)
+
+    def attention_scores(self, source_ids, target_ids):
+        """The attention weights of one teacher-forced pass (inference: no dropout).
+
+        Returns:
+            dict: `cross_attention`, a list with the decoder's one `(B, T, S)` map, or an
+            empty list for a model without attention (the Transformer's `attention_scores`
+            has the same key, one entry per layer).
+        """
+        if not self.config.attention:
+            return {"cross_attention": []}
+        encoder_outputs, memory_mask, initial_state = self._encode(source_ids, False)
+        _, weights = self.decoder.call_with_scores(target_ids, encoder_outputs, initial_state=initial_state,
+                                                   memory_mask=memory_mask, training=False)
+        return {"cross_attention": [weights]}
+
+    def _encode(self, source_ids, training):
+        """`(encoder_outputs (B, S, Dv), memory_mask (B, S), the decoder's initial cell states)`."""
+        memory_mask = padding_mask(source_ids)  # (B, S)
+        encoder_outputs, encoder_state = self.encoder(source_ids, padding_mask=memory_mask, training=training)
+        return encoder_outputs, memory_mask, self._initial_decoder_state(encoder_state)
 
     # Decoding ---------------------------------------------------------------
     def encode(self, source_ids, training=False):
-        """`(B, S)` ids -> the decoding state `[encoder_outputs, source_mask, *decoder_state]`."""
-        source_mask = padding_mask(source_ids)  # (B, S)
-        encoder_outputs, encoder_state = self.encoder(source_ids, source_mask=source_mask, training=training)
-        decoder_state = self.decoder.start_state(self._initial_decoder_state(encoder_state))
-        return [encoder_outputs, source_mask, *decoder_state]
+        """`(B, S)` ids -> the decoding state `[encoder_outputs, memory_mask, *decoder_state]`."""
+        encoder_outputs, memory_mask, initial_state = self._encode(source_ids, training)
+        return [encoder_outputs, memory_mask, *self.decoder.start_state(initial_state)]
 
-    def decode_step(self, token_ids, state, return_attention_scores=False):
+    def decode_step(self, token_ids, state):
         """One target token for every sentence: `(B,)` (or `(B, 1)`) ids -> float32 logits `(B, V)`.
 
         Returns:
-            `(logits, new_state)` [+ weights `(B, S)`, None without attention];
-            `new_state` has `state`'s structure (the first two entries are passed through).
+            `(logits, new_state)`; `new_state` has `state`'s structure (the first two entries
+            are passed through).
         """
-        encoder_outputs, source_mask, *decoder_state = state
-        logits, decoder_state, weights = self.decoder.step(
-            token_ids, decoder_state, encoder_outputs if self.config.attention else None, source_mask
+        encoder_outputs, memory_mask, *decoder_state = state
+        logits, decoder_state, _ = self.decoder.step(
+            token_ids, decoder_state, encoder_outputs if self.config.attention else None, memory_mask
         )
-        new_state = [encoder_outputs, source_mask, *decoder_state]
-        if return_attention_scores:
-            return logits, new_state, weights
-        return logits, new_state
+        return logits, [encoder_outputs, memory_mask, *decoder_state]
 
     def get_config(self):
         return {**keras.layers.Layer.get_config(self), "config": self.config.to_dict()}

@@ -30,6 +30,15 @@ class Transformer(keras.Model):
 
     Returns:
         float32 logits `(B, T, V)`.
+
+    The pieces, each with one fixed output: `encode` -> `(memory, memory_mask)`, `decode` ->
+    logits, `attention_scores` -> every layer's attention weights (teacher forced), and for
+    incremental decoding `init_cache` + `decode_step` -> `(logits, cache)`.
+
+    Example:
+        >>> model = build_transformer(TransformerConfig.base())
+        >>> logits = model((source_ids, target_in))            # (B, S), (B, T) -> (B, T, V)
+        >>> memory, memory_mask = model.encode(source_ids)     # (B, S, D), (B, S)
     """
 
     def __init__(self, config, **kwargs):
@@ -76,16 +85,19 @@ class Transformer(keras.Model):
         self.built = True
 
     # Pieces used by training, decoding and the notebooks -------------------
-    def encode(self, source_ids, training=False, return_attention_scores=False):
-        """`(B, S)` ids -> `(memory (B, S, D), source_mask (B, S))` [+ per-layer weights]."""
-        source_mask = padding_mask(source_ids)  # (B, S)
+    def _embed_source(self, source_ids, training):
         x = self.source_embedding(source_ids)  # (B, S) -> (B, S, D), scaled by sqrt(D)
-        x = self.source_dropout(self.source_positions(x), training=training)
-        out = self.encoder(x, padding_mask=source_mask, training=training,
-                           return_attention_scores=return_attention_scores)
-        if return_attention_scores:
-            return out[0], source_mask, out[1]
-        return out, source_mask
+        return self.source_dropout(self.source_positions(x), training=training)
+
+    def _embed_target(self, target_ids, training):
+        y = self.target_embedding(target_ids)  # (B, T) -> (B, T, D)
+        return self.target_dropout(self.target_positions(y), training=training)
+
+    def encode(self, source_ids, training=False):
+        """`(B, S)` ids -> `(memory (B, S, D), memory_mask (B, S))`: the encoder output and its padding."""
+        memory_mask = padding_mask(source_ids)  # (B, S)
+        memory = self.encoder(self._embed_source(source_ids, training), padding_mask=memory_mask, training=training)
+        return memory, memory_mask
 
     def project(self, x):
         """Decoder states `(B, T, D)` -> float32 logits `(B, T, V)`."""
@@ -93,23 +105,38 @@ class Transformer(keras.Model):
             return self.target_embedding(x, reverse=True)
         return self.output_projection(x)
 
-    def decode(self, target_ids, memory, source_mask, training=False, return_attention_scores=False):
-        """Teacher-forced decoder: `(B, T)` ids -> logits `(B, T, V)` [+ aux dict of weights]."""
-        y = self.target_embedding(target_ids)  # (B, T) -> (B, T, D)
-        y = self.target_dropout(self.target_positions(y), training=training)
-        out = self.decoder(y, memory, memory_mask=source_mask, training=training,
-                           return_attention_scores=return_attention_scores)
-        if return_attention_scores:
-            return self.project(out[0]), out[1]
-        return self.project(out)
+    def decode(self, target_ids, memory, memory_mask, training=False):
+        """Teacher-forced decoder: `(B, T)` ids -> logits `(B, T, V)`."""
+        hidden = self.decoder(self._embed_target(target_ids, training), memory, memory_mask=memory_mask,
+                              training=training)
+        return self.project(hidden)
+
+    def attention_scores(self, source_ids, target_ids):
+        """Every layer's attention weights on one teacher-forced pass (inference: no dropout).
+
+        Args:
+            source_ids: int `(B, S)`.
+            target_ids: int `(B, T)`, the shifted target (START + y[:-1]).
+
+        Returns:
+            dict of lists, one entry per layer: `encoder_self_attention` `(B, N, S, S)`,
+            `decoder_self_attention` `(B, N, T, T)`, `cross_attention` `(B, N, T, S)`.
+        """
+        memory_mask = padding_mask(source_ids)  # (B, S)
+        memory, encoder_weights = self.encoder.call_with_scores(
+            self._embed_source(source_ids, False), padding_mask=memory_mask, training=False)
+        _, self_weights, cross_weights = self.decoder.call_with_scores(
+            self._embed_target(target_ids, False), memory, memory_mask=memory_mask, training=False)
+        return {"encoder_self_attention": encoder_weights, "decoder_self_attention": self_weights,
+                "cross_attention": cross_weights}
 
     def call(self, inputs, training=None):
         if isinstance(inputs, dict):
             source_ids, target_ids = inputs["source_ids"], inputs["target_ids"]
         else:
             source_ids, target_ids = inputs
-        memory, source_mask = self.encode(source_ids, training=training)
-        return self.decode(target_ids, memory, source_mask, training=training)
+        memory, memory_mask = self.encode(source_ids, training=training)
+        return self.decode(target_ids, memory, memory_mask, training=training)
 
     # Incremental decoding (used by tfm.decoding) ---------------------------
     def init_cache(self, memory, max_length):
@@ -121,29 +148,24 @@ class Transformer(keras.Model):
             "cross": self.decoder.compute_cross_caches(memory),
         }
 
-    def decode_step(self, token_ids, index, cache, source_mask, return_attention_scores=False):
+    def decode_step(self, token_ids, index, cache, memory_mask):
         """One decoder position with cached keys/values.
 
         Args:
             token_ids: int `(B, 1)`, the token at position `index`.
             index: int scalar, its position.
             cache: dict from `init_cache` (updated copy returned).
-            source_mask: bool `(B, S)`.
+            memory_mask: bool `(B, S)`.
 
         Returns:
-            `(logits (B, V) float32, cache)` [+ aux weights of this step].
+            `(logits (B, V) float32, cache)`.
         """
         y = self.target_embedding(token_ids)  # (B, 1) -> (B, 1, D)
         y = self.target_positions(y, start_index=index)
-        x, aux = self.decoder(y, None, memory_mask=source_mask, training=False,
-                              return_attention_scores=return_attention_scores,
-                              self_caches=cache["self"], cross_caches=cache["cross"],
-                              cache_update_index=index)
+        x, self_caches = self.decoder.call_with_cache(y, cache["self"], index, cache["cross"],
+                                                      memory_mask=memory_mask, training=False)
         logits = self.project(x)[:, 0]  # (B, 1, V) -> (B, V)
-        new_cache = {"self": aux.pop("self_caches"), "cross": cache["cross"]}
-        if return_attention_scores:
-            return logits, new_cache, aux
-        return logits, new_cache
+        return logits, {"self": self_caches, "cross": cache["cross"]}
 
     def get_config(self):
         return {**keras.layers.Layer.get_config(self), "config": self.config.to_dict()}
