@@ -76,7 +76,7 @@ def _scores(scores):
 def run_model(name, args, gold, curves):
     from tfm.checkpoints import average_checkpoints
     from tfm.evaluation import evaluate_parsing, split_pairs
-    from tfm.models import make_config
+    from tfm.models.registry import make_config
     from tfm.runs import epoch_checkpoints, load_run
     from tfm.training import train
 

@@ -108,7 +108,7 @@ def run_model(name, args, curves):
     from tfm.evaluation import evaluate, split_pairs
     from tfm.checkpoints import average_checkpoints
     from tfm.data.preprocess import run_preprocess
-    from tfm.models import make_config
+    from tfm.models.registry import make_config
     from tfm.runs import epoch_checkpoints, load_run
     from tfm.training import train
 

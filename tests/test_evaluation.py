@@ -144,6 +144,19 @@ def test_evaluate_rejects_unknown_split(fake_run):
         cli.evaluate_command(args)
 
 
+def test_split_names_are_the_data_loaders():
+    """`split_pairs` takes `tfm.data`'s split names and aliases ("dev" = "val" = "validation") and refuses
+    the training split."""
+    info = {"data": {"dataset": "numbers", "source_lang": None, "target_lang": None, "data_dir": None}}
+    validation = evaluation.split_pairs(info, "validation", limit=5)
+    assert evaluation.split_pairs(info, "dev", limit=5) == evaluation.split_pairs(info, "val", limit=5) == validation
+    assert evaluation.split_pairs(info, "test", limit=5) != validation
+    with pytest.raises(ValueError, match="split='train': evaluate on 'val' or 'test'"):
+        evaluation.split_pairs(info, "train")
+    with pytest.raises(ValueError, match=r"expected one of \['train', 'validation', 'test'\]"):
+        evaluation.split_pairs(info, "dev2")
+
+
 @pytest.mark.slow
 def test_cli_end_to_end_on_a_real_run(tmp_path, capsys):
     """train -> evaluate -> translate -> export through `tfm.cli.main` and `load_run`."""

@@ -168,7 +168,7 @@ def test_run_folder_of_another_format_says_what_to_do(finished_run, tmp_path):
 
 def test_run_folder_of_the_previous_layout_still_loads_and_resumes(tmp_path):
     """A Seq2Seq run written before Seq2SeqConfig carried max_length / tokens_per_batch (they were in `data`)."""
-    from tfm.models import Seq2SeqConfig
+    from tfm.config import Seq2SeqConfig
 
     config = Seq2SeqConfig.tiny(vocab_size=80, embedding_dim=8, units=8, max_length=24, tokens_per_batch=256)
     run_dir = str(tmp_path / "old")

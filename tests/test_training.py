@@ -188,7 +188,8 @@ def test_killed_and_resumed_run_equals_the_uninterrupted_one(numbers_files, tmp_
 
 def test_seq2seq_baseline_trains_loads_and_resumes_from_either_entry_point(numbers_files, tmp_path):
     """`train(Seq2SeqConfig.tiny())` and `tfm train --model bahdanau --preset tiny` are the same run."""
-    from tfm.models.seq2seq import Seq2Seq, Seq2SeqConfig
+    from tfm.config import Seq2SeqConfig
+    from tfm.models.seq2seq import Seq2Seq
 
     tiny, preset = Seq2SeqConfig.tiny(), make_config("tiny", "bahdanau")
     for field in ("max_length", "tokens_per_batch", "vocab_size"):  # the same data
@@ -295,7 +296,7 @@ def test_set_on_a_seq2seq_preset_equals_the_python_preset(override, argument):
     the attention width follows the units, Luong gets its "general" score, no attention takes no score.
     (Fails today: Seq2SeqConfig stores its resolved `score` and `attention_units`, and the
     `dataclasses.replace` of `apply_overrides` carries the preset's resolved values over.)"""
-    from tfm.models.seq2seq import Seq2SeqConfig
+    from tfm.config import Seq2SeqConfig
 
     assert make_config("tiny", "bahdanau", overrides=[override]) == Seq2SeqConfig.tiny(**argument)
 
