@@ -7,7 +7,7 @@
     python benchmarks/quality_at_budget.py --data-dir DIR --models m30k_small --set rdrop_alpha=5 --no-test \
         --keep-checkpoints 20 --name m30k_search_rdrop5   # a search candidate: trained, never scored on test
 
-Each model trains from scratch in one `model.fit` (`tfm.training.train`, mixed_bfloat16, the
+Each model trains from scratch in one `model.fit` (`tfm.training.train`; mixed_bfloat16 where the CPU computes it in hardware, `--precision`; the
 recipe in RECIPES) until its training time passes `--budget` seconds (or for exactly `--epochs`
 epochs: how a row is reproduced on a machine of another speed, the budget having set its epochs here); after each epoch a
 callback scores a greedy BLEU on the first `--curve-sentences` validation sentences with that
@@ -102,6 +102,17 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
     return Budget()
 
 
+def use_mixed_precision(precision):
+    """`--precision`: auto = mixed_bfloat16 where the CPU computes bfloat16 in hardware (or a GPU), else float32."""
+    if precision != "auto":
+        return precision == "mixed_bfloat16"
+    import tensorflow as tf
+
+    from tfm.distribute import cpu_has_native_bfloat16
+
+    return bool(tf.config.list_logical_devices("GPU")) or cpu_has_native_bfloat16() is not False
+
+
 def run_model(name, args, curves):
     import shutil
 
@@ -121,15 +132,17 @@ def run_model(name, args, curves):
     config = make_config(preset, model, overrides=overrides, tokens_per_batch=tokens)
     run_dir = os.path.join(args.runs, name)
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
+    mixed = use_mixed_precision(args.precision)
     common = dict(output=run_dir, source_lang="en", target_lang="de", data_dir=args.data_dir, seed=0,
-                  tokens_per_batch=tokens, mixed_precision=True, keep_checkpoints=args.keep_checkpoints)
+                  tokens_per_batch=tokens, mixed_precision=mixed, keep_checkpoints=args.keep_checkpoints)
     points = curves[label] = []
     start = time.perf_counter()
     budget = None if args.epochs else args.budget
     result = train(config, "multi30k", epochs=args.epochs or args.max_epochs, validation=False, verbose=0, **common,
                    callbacks=[budget_callback(run_dir, budget, args.curve_sentences, label, points)])
     wall = time.perf_counter() - start
-    row = {"model": label, "recipe": [preset, *overrides, f"tokens_per_batch={tokens}", "mixed_bfloat16"],
+    row = {"model": label,
+           "recipe": [preset, *overrides, f"tokens_per_batch={tokens}", "mixed_bfloat16" if mixed else "float32"],
            "run_dir": run_dir, "epochs": result.epochs, "train_seconds": points[-1][0] if points else 0,
            "wall_seconds": round(wall)}
     if args.no_test:  # the search scores validation only (benchmarks/m30k_select.py); test once at the end
@@ -190,6 +203,9 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="180 s per model, 200 test sentences")
     parser.add_argument("--keep-checkpoints", type=int, default=None,
                         help="epoch checkpoints kept (default: the recipe's checkpoints_to_average)")
+    parser.add_argument("--precision", choices=["auto", "float32", "mixed_bfloat16"], default="auto",
+                        help="auto (default): mixed_bfloat16 where the CPU has hardware bfloat16, else float32 "
+                             "(emulated bfloat16 is several times slower)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="override a field of the recipe's model config (repeatable), e.g. rdrop_alpha=5")
     parser.add_argument("--no-test", action="store_true",

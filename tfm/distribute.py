@@ -4,9 +4,12 @@
     keras.config.set_dtype_policy(precision_policy(True))   # mixed_bfloat16 on CPU, mixed_float16 on GPU
 """
 
+import logging
 import os
 
 import tensorflow as tf
+
+logger = logging.getLogger("tfm.distribute")
 
 
 def make_strategy(name="auto"):
@@ -52,11 +55,38 @@ def worker_role(strategy):
     return is_chief, f"{task_type}_{task_id}"
 
 
+def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
+    """True when the CPU computes bfloat16 in hardware (x86 `avx512_bf16` or `amx_bf16`, Arm `bf16`).
+
+    Without it, oneDNN emulates bfloat16 and `mixed_bfloat16` trains several times slower
+    than float32 (5.5x slower per step on a 2-core AVX2-only AMD EPYC; see docs/results.md).
+    None when the flags cannot be read (not Linux).
+    """
+    try:
+        with open(cpuinfo) as f:
+            flags = set()
+            for line in f:
+                if line.lower().startswith(("flags", "features")):
+                    flags.update(line.split(":", 1)[1].split())
+    except OSError:
+        return None
+    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+
+
 def precision_policy(mixed_precision):
-    """"float32", or "mixed_float16" on a GPU (Keras adds loss scaling) / "mixed_bfloat16" on a CPU."""
+    """"float32", or "mixed_float16" on a GPU (Keras adds loss scaling) / "mixed_bfloat16" on a CPU.
+
+    On a CPU without hardware bfloat16 (`cpu_has_native_bfloat16`) a warning says that
+    mixed precision will be slower there, not faster."""
     if not mixed_precision:
         return "float32"
-    return "mixed_float16" if tf.config.list_logical_devices("GPU") else "mixed_bfloat16"
+    if tf.config.list_logical_devices("GPU"):
+        return "mixed_float16"
+    if cpu_has_native_bfloat16() is False:
+        logger.warning("mixed precision on this CPU: it has no hardware bfloat16 (no avx512_bf16 / amx_bf16 flag), "
+                       "so mixed_bfloat16 is emulated and trains several times slower than float32; "
+                       "drop --mixed-precision here")
+    return "mixed_bfloat16"
 
 
 def multi_worker_fit_scope(model, strategy, batches):

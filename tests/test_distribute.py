@@ -1,0 +1,34 @@
+"""tfm.distribute: which CPUs compute bfloat16 natively, and the precision policy's warning."""
+
+import logging
+
+from tfm import distribute
+
+
+def _cpuinfo(tmp_path, line):
+    path = tmp_path / "cpuinfo"
+    path.write_text(f"processor\t: 0\nmodel name\t: test\n{line}\n\nprocessor\t: 1\n{line}\n")
+    return str(path)
+
+
+def test_native_bfloat16_read_from_the_cpu_flags(tmp_path):
+    avx2 = "flags\t\t: fpu sse sse2 avx avx2 fma"
+    assert distribute.cpu_has_native_bfloat16(_cpuinfo(tmp_path, avx2)) is False
+    assert distribute.cpu_has_native_bfloat16(_cpuinfo(tmp_path, avx2 + " avx512f avx512_bf16")) is True
+    assert distribute.cpu_has_native_bfloat16(_cpuinfo(tmp_path, avx2 + " amx_tile amx_bf16")) is True
+    assert distribute.cpu_has_native_bfloat16(_cpuinfo(tmp_path, "Features\t: fp asimd bf16 i8mm")) is True
+    assert distribute.cpu_has_native_bfloat16(str(tmp_path / "absent")) is None
+
+
+def test_mixed_precision_on_an_emulating_cpu_warns(monkeypatch, caplog):
+    monkeypatch.setattr(distribute.tf.config, "list_logical_devices", lambda kind=None: [])
+    monkeypatch.setattr(distribute, "cpu_has_native_bfloat16", lambda: False)
+    with caplog.at_level(logging.WARNING, logger="tfm.distribute"):
+        assert distribute.precision_policy(True) == "mixed_bfloat16"
+    assert "no hardware bfloat16" in caplog.text
+    caplog.clear()
+    monkeypatch.setattr(distribute, "cpu_has_native_bfloat16", lambda: True)
+    with caplog.at_level(logging.WARNING, logger="tfm.distribute"):
+        assert distribute.precision_policy(True) == "mixed_bfloat16"
+        assert distribute.precision_policy(False) == "float32"
+    assert caplog.text == ""
