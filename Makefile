@@ -4,14 +4,13 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-export TF_CPP_MIN_LOG_LEVEL := 2
 
-.PHONY: demo test test-fast bench bench-deps clean-notebooks venv course
+.PHONY: demo test test-fast bench bench-deps clean-notebooks venv course docs
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev,docs]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -21,6 +20,7 @@ demo: $(STAMP)
 
 # Every test, then every notebook top to bottom in fast mode (TFM_FAST=1); two workers on two
 # cores. Notebooks are spread one per worker, the other tests one file per worker (shared fixtures).
+# tests/test_site.py builds the website once and checks it (in Chromium too, when one is installed).
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 --dist loadfile --ignore=tests/test_notebooks.py --durations=10
 	TFM_FAST=1 $(PY) -m pytest -q -n 2 --dist load tests/test_notebooks.py --durations=12
@@ -46,6 +46,11 @@ $(BENCH_DEPS): | $(STAMP)
 # `make course NOTEBOOKS="05 09"` redoes some; tests/test_course.py checks the copies against notebooks/.
 course: $(STAMP)
 	$(PY) tools/make_course.py $(NOTEBOOKS)
+
+# The documentation website -> site/ (open site/index.html, or `python -m http.server -d site`): the README,
+# the executed course of docs/course/ as it is (never re-run), the guides, results and the API reference.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --site-dir site
 
 clean-notebooks: $(STAMP)
 	$(VENV)/bin/jupyter nbconvert --clear-output --inplace notebooks/*.ipynb

@@ -22,6 +22,9 @@ MAX_COURSE_MB = 8
 _spec = importlib.util.spec_from_file_location("make_course", ROOT / "tools" / "make_course.py")
 make_course = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_course)
+_spec = importlib.util.spec_from_file_location("docs_site", ROOT / "tools" / "docs_site.py")
+docs_site = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(docs_site)
 
 
 def notebook(*cells):
@@ -135,10 +138,17 @@ def test_the_course_stays_small():
     assert total <= MAX_COURSE_MB, f"docs/course/ holds {total:.1f} MB; lower make_course's --dpi"
 
 
-def test_readme_links_every_executed_copy():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    missing = [path.name for path in COPIES if f"docs/course/{path.name}" not in readme]
-    assert not missing, f"README.md's course section does not link {missing}"
+def test_the_course_index_gives_every_copy_and_its_run_time():
+    """docs/course/index.md, the website's course page, links each copy beside the run time in its record."""
+    lines = (COURSE_DIR / "index.md").read_text(encoding="utf-8").splitlines()
+    missing = []
+    for path in COPIES:
+        run_time = docs_site.run_time(make_course.read(path)["metadata"][make_course.METADATA_KEY]["seconds"])
+        row = next((line for line in lines if f"]({path.name})" in line), "")
+        if f"| {run_time} |" not in row:
+            missing.append(f"{path.name} ({run_time})")
+    assert not missing, (f"docs/course/index.md does not list {missing}; "
+                         f"`.venv/bin/python tools/docs_site.py --course-index` rewrites its table")
 
 
 def test_tidy_drops_tensorflows_start_up_lines_only():

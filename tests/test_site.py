@@ -1,0 +1,275 @@
+"""The documentation website (`make docs`), built from what is committed and checked twice.
+
+A module fixture builds the site once with MkDocs (strict: a broken link in a page fails the build)
+into a temporary folder. Then:
+
+- always, in Python: every internal link, anchor, image, script and stylesheet of every page
+  resolves to a file of the site; nothing is loaded from the network (no CDN font, script or
+  stylesheet); every notebook page has its place in the course (previous / next), its run time, an
+  "Open the source notebook" link and every figure of its executed copy; the search index holds
+  notebook 07's label smoothing; and every link of README.md resolves in the repository;
+- when a Chromium is installed (`apt-get install chromium`; otherwise these skip, saying so): headless
+  Chromium, driven by Playwright, opens every page from an http server on 127.0.0.1: no console
+  error or failed request, every image loaded (natural width > 0), every internal link and anchor
+  resolves, and searching "label smoothing" finds notebook 07 and lands on it.
+
+    .venv/bin/python -m pytest -q tests/test_site.py
+"""
+
+import contextlib
+import functools
+import html.parser
+import http.server
+import importlib.util
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("docs_site", ROOT / "tools" / "docs_site.py")
+docs_site = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(docs_site)
+
+COPIES = docs_site.copies()
+INSTALL_CHROMIUM = "apt-get install chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+MAX_BUILD_SECONDS = 300
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The built site's folder (`mkdocs build` into a temporary folder, as `make docs` does into site/)."""
+    if importlib.util.find_spec("mkdocs") is None:
+        pytest.fail("the site tests need the docs extra: pip install -e '.[dev,docs]' (make test installs it)")
+    out = tmp_path_factory.mktemp("site")
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--site-dir", str(out)], cwd=ROOT,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True, text=True,
+                            timeout=MAX_BUILD_SECONDS)
+    assert result.returncode == 0, f"mkdocs build failed:\n{result.stderr[-4000:]}"
+    return out
+
+
+def pages(site):
+    return sorted(site.rglob("*.html"))
+
+
+class _Page(html.parser.HTMLParser):
+    """The ids and the outgoing references of one HTML page: (tag, attribute, value)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids, self.refs = set(), []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for key in ("id", "name") if tag == "a" else ("id",):
+            if attrs.get(key):
+                self.ids.add(attrs[key])
+        for key in ("href", "src"):
+            if attrs.get(key) is not None and tag in ("a", "img", "script", "link", "iframe", "source"):
+                self.refs.append((tag, key, attrs[key], attrs.get("rel")))
+
+
+@functools.lru_cache(maxsize=None)
+def parse(path):
+    page = _Page()
+    page.feed(pathlib.Path(path).read_text(encoding="utf-8"))
+    return page
+
+
+def is_external(url):
+    """A URL that leaves the site (the network); `data:`, `mailto:` and the like are neither here nor there."""
+    return urllib.parse.urlsplit(url).scheme in ("http", "https") or url.startswith("//")
+
+
+def is_internal(url):
+    return not urllib.parse.urlsplit(url).scheme and not url.startswith("//")
+
+
+def test_every_internal_link_anchor_and_asset_resolves(site):
+    broken = []
+    for path in pages(site):
+        for tag, _, url, _ in parse(path).refs:
+            if not is_internal(url) or url == "#":
+                continue
+            parts = urllib.parse.urlsplit(url)
+            target = path if not parts.path else (
+                site / parts.path.lstrip("/") if parts.path.startswith("/") else path.parent / parts.path)
+            target = pathlib.Path(os.path.normpath(urllib.parse.unquote(str(target))))
+            if target.is_dir():
+                target = target / "index.html"
+            where = f"{path.relative_to(site)}: <{tag}> {url}"
+            if not target.is_file() or site not in target.parents:
+                broken.append(f"{where} (no such file)")
+            elif parts.fragment and target.suffix == ".html" and (
+                    urllib.parse.unquote(parts.fragment) not in parse(target).ids):
+                broken.append(f"{where} (no anchor #{parts.fragment})")
+    assert not broken, f"{len(broken)} broken: " + "; ".join(broken[:20])
+
+
+def test_nothing_is_loaded_from_the_network(site):
+    """No CDN: scripts, stylesheets, fonts and images come from the site itself; plain links may leave it."""
+    remote = [f"{path.relative_to(site)}: <{tag}> {url}" for path in pages(site)
+              for tag, _, url, _ in parse(path).refs if tag != "a" and is_external(url)]
+    assert not remote, "; ".join(remote[:10])
+    fetched = re.compile(r"""(@import\s+(url\()?\s*['"]?|url\(\s*['"]?)(https?:)?//""")
+    in_css = [str(path.relative_to(site)) for path in list(site.rglob("*.css")) + pages(site)
+              if fetched.search(path.read_text(encoding="utf-8", errors="replace"))]
+    assert not in_css, f"remote url() or @import in {in_css}"
+
+
+def test_the_front_page_is_the_readme_and_every_readme_link_resolves(site):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150, "README.md is the front page: at most about 150 lines"
+    assert "## Changes" in readme
+    missing = []
+    for target in docs_site.LINK.findall(readme):
+        url = target[1]
+        if not is_internal(url):
+            continue
+        path = urllib.parse.urlsplit(url).path
+        if not (ROOT / path).exists():
+            missing.append(url)
+        elif not path.startswith("docs/"):
+            missing.append(f"{url} (outside docs/: not on the website)")
+    assert not missing, f"README.md links {missing}"
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert "The two commands" in index and "Quick start" in index
+
+
+@pytest.mark.parametrize("path", COPIES, ids=[p.name for p in COPIES])
+def test_each_notebook_page_has_its_place_run_time_source_and_figures(site, path):
+    page = site / "course" / (path.stem + ".html")
+    assert page.is_file(), f"no page for docs/course/{path.name}"
+    text = page.read_text(encoding="utf-8")
+    notebook = docs_site.read_notebook(path)
+    seconds = docs_site.record(notebook)["seconds"]
+    assert "Open the source notebook" in text and f"run time {docs_site.run_time(seconds)}" in text
+    assert (site / docs_site.SOURCE_DIR / path.name).read_bytes() == (ROOT / "notebooks" / path.name).read_bytes()
+    position = [p.name for p in COPIES].index(path.name)
+    hrefs = {url for _, _, url, _ in parse(page).refs}
+    if position > 0:
+        assert COPIES[position - 1].stem + ".html" in hrefs, "no link to the previous notebook"
+    if position + 1 < len(COPIES):
+        assert COPIES[position + 1].stem + ".html" in hrefs, "no link to the next notebook"
+    figures = sum("image/png" in output.get("data", {}) for cell in notebook["cells"]
+                  for output in cell.get("outputs", []))
+    shown = text.count('src="data:image/png;base64,')
+    assert shown == figures, f"{figures} PNG outputs in the copy, {shown} on the page"
+
+
+def test_the_search_index_has_notebook_07s_label_smoothing(site):
+    docs = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    hits = [d["location"] for d in docs if "label smoothing" in (d["title"] + " " + d["text"]).lower()]
+    assert any(location.startswith("course/07_training_recipe.html") for location in hits), hits[:10]
+
+
+def test_the_course_index_table_is_written_from_the_records(tmp_path):
+    """`tools/docs_site.py --course-index` fills the table between the markers, and only there."""
+    index = tmp_path / "index.md"
+    index.write_text(f"# Course\n\nBefore.\n\n{docs_site.TABLE_START}\nold\n{docs_site.TABLE_END}\n\nAfter.\n")
+    assert docs_site.write_course_index(index) is True
+    text = index.read_text()
+    assert "old" not in text and text.startswith("# Course\n\nBefore.") and text.endswith("\n\nAfter.\n")
+    assert docs_site.write_course_index(index) is False
+    assert [docs_site.run_time(s) for s in (22, 89, 90, 391, 599, 600, 2024)] == [
+        "22 s", "89 s", "1.5 min", "6.5 min", "10.0 min", "10 min", "34 min"]
+
+
+# --- In a browser ---------------------------------------------------------------------------------------
+
+def chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@contextlib.contextmanager
+def serve(folder):
+    """An http server for `folder` on 127.0.0.1 (a free port), in a thread; yields its base URL."""
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    """(a Playwright page in headless Chromium, the site's base URL)."""
+    executable = chromium()
+    if executable is None:
+        pytest.skip(f"no Chromium installed for the browser test: {INSTALL_CHROMIUM}")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the docs extra installs playwright")
+    with serve(site) as base, sync_api.sync_playwright() as playwright:
+        chrome = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        page = chrome.new_page(viewport={"width": 1280, "height": 900})
+        yield page, base
+        chrome.close()
+
+
+def test_every_page_loads_in_chromium_without_errors_and_its_links_resolve(site, browser):
+    page, base = browser
+    problems, anchors, links = [], {}, set()
+    current = {}
+    page.on("console", lambda m: m.type == "error" and problems.append(f"{current['url']}: console: {m.text}"))
+    page.on("pageerror", lambda e: problems.append(f"{current['url']}: page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"{current['url']}: failed: {r.url} {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(f"{current['url']}: {r.status} {r.url}"))
+    for path in pages(site):
+        url = base + path.relative_to(site).as_posix()
+        current["url"] = path.relative_to(site).as_posix()
+        page.goto(url, wait_until="networkidle")
+        # MathJax typesets after the load and fetches its font files as it goes: wait for it to finish.
+        page.evaluate("""() => new Promise(done => window.MathJax && MathJax.Hub && MathJax.Hub.Queue
+            ? MathJax.Hub.Queue(done) : done())""")
+        page.wait_for_load_state("networkidle")
+        unloaded = page.evaluate("""() => Array.from(document.images)
+            .filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src.slice(0, 80))""")
+        problems += [f"{current['url']}: image not loaded: {src}" for src in unloaded]
+        anchors[url] = set(page.evaluate("""() => Array.from(document.querySelectorAll('[id], a[name]'))
+            .map(e => e.id || e.getAttribute('name'))"""))
+        links.update((current["url"], href) for href in page.evaluate(
+            "() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)") if href.startswith(base))
+    for source, href in sorted(links):
+        target, _, fragment = href.partition("#")
+        if target not in anchors:  # not a page visited above: a file (a notebook, a figure) or a folder
+            try:
+                urllib.request.urlopen(target, timeout=10).close()
+            except urllib.error.URLError as error:
+                problems.append(f"{source}: link {href}: {error}")
+            continue
+        if fragment and urllib.parse.unquote(fragment) not in anchors[target]:
+            problems.append(f"{source}: link {href}: no such anchor")
+    assert not problems, f"{len(problems)} problems: " + "; ".join(problems[:20])
+
+
+def test_searching_label_smoothing_lands_on_notebook_07(browser):
+    page, base = browser
+    page.goto(base + "index.html", wait_until="networkidle")
+    # The search index (about 1 MB) is built in a web worker at each page load: wait until it is ready.
+    page.wait_for_function("""() => { const meta = document.querySelector('.md-search-result__meta');
+        return meta && meta.textContent && !/initializing/i.test(meta.textContent) }""", timeout=120_000)
+    page.focus("input.md-search__input")  # opens the search panel
+    page.locator("input.md-search__input").press_sequentially("label smoothing")  # key events, as typed
+    result = page.locator("a.md-search-result__link[href*='07_training_recipe']").first
+    result.wait_for(timeout=30_000)
+    result.click()
+    page.wait_for_url(re.compile(r".*/course/07_training_recipe\.html.*"), timeout=20_000)
+    assert "label smoothing" in page.inner_text("article").lower()

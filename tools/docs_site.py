@@ -1,0 +1,262 @@
+"""The documentation website's hooks (mkdocs.yml `hooks:`) and the course index's table.
+
+    make docs                                         # .venv/bin/mkdocs build -> site/
+    .venv/bin/python tools/docs_site.py --course-index   # rewrite docs/course/index.md's table
+
+MkDocs finds the guides, results and API pages in docs/ by itself; these hooks add what lies
+outside it or needs the course's records:
+
+- the front page is README.md, its links into docs/ made relative to the site (`docs/x.md` -> `x.md`);
+- each executed notebook (docs/course/NN_*.ipynb, rendered as it is by mkdocs-jupyter, never run)
+  gets a bar above and below: its place in the course (previous / next), its full-mode run time
+  from the copy's `tfm_course` record (tools/make_course.py), and "Open the source notebook", a
+  link to the output-free notebooks/NN_*.ipynb, copied into the site beside it;
+- MathJax 2.7 (the notebooks' formulas) is copied from the jupyter-server-mathjax package into
+  site/assets/mathjax/, so no page loads anything from the network.
+
+The course index's table (docs/course/index.md, between the `course-table` markers) is written
+from the copies' records and notebooks/README.md's one-line summaries by `--course-index`;
+tests/test_course.py fails when it no longer matches the copies.
+
+This module does not import `tfm`, and imports MkDocs only inside the hooks.
+"""
+
+import argparse
+import html
+import json
+import logging
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+COURSE_DIR = DOCS / "course"
+NOTEBOOK_DIR = ROOT / "notebooks"
+COURSE_INDEX = COURSE_DIR / "index.md"
+SOURCE_DIR = "course/source"  # where the source notebooks go in the site
+MATHJAX_DIR = "assets/mathjax"
+MATHJAX_CONFIG = "assets/mathjax-config.js"
+TABLE_START, TABLE_END = "<!-- course-table: written by tools/docs_site.py --course-index -->", "<!-- /course-table -->"
+NOTEBOOK_NAME = re.compile(r"^\d\d_\w+\.ipynb$")
+# A markdown link or image target: `](target)` or `](target "title")`.
+LINK = re.compile(r"(\]\()([^)\s]+)((?:\s+\"[^\"]*\")?\))")
+
+
+# --- The course's records -----------------------------------------------------------------------------
+
+def copies(course_dir=COURSE_DIR):
+    """The executed notebooks, in course order."""
+    return sorted(p for p in course_dir.glob("*.ipynb") if NOTEBOOK_NAME.match(p.name))
+
+
+def read_notebook(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def title(notebook):
+    """The notebook's first heading without its `#` and number: '01 · Sequence to sequence' -> 'Sequence to sequence'."""
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown":
+            text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            for line in text.splitlines():
+                if line.startswith("# "):
+                    return re.sub(r"^\d+\s*·\s*", "", line[2:].strip())
+    return ""
+
+
+def run_time(seconds):
+    """A full-mode run time as the course index prints it: '22 s', '6.5 min', '26 min'."""
+    seconds = round(seconds)
+    if seconds < 90:
+        return f"{seconds} s"
+    minutes = seconds / 60
+    return f"{minutes:.1f} min" if minutes < 10 else f"{round(minutes)} min"
+
+
+def record(notebook):
+    """The copy's `tfm_course` record (tools/make_course.py), or {}."""
+    return notebook.get("metadata", {}).get("tfm_course", {})
+
+
+def summaries(readme=NOTEBOOK_DIR / "README.md"):
+    """notebooks/README.md's 'What it shows' column, by notebook file name."""
+    found = {}
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        match = re.search(r"\((\d\d_\w+\.ipynb)\)", cells[1]) if len(cells) >= 3 else None
+        if match:
+            found[match.group(1)] = "|".join(cells[2:]).strip()
+    return found
+
+
+def course_table(course_dir=COURSE_DIR):
+    """The markdown table of the course index: number, notebook, what it shows, full-mode run time."""
+    shows = summaries()
+    rows = ["| # | Notebook | What it shows | Run time |", "|---|---|---|---|"]
+    total = 0
+    for path in copies(course_dir):
+        notebook = read_notebook(path)
+        seconds = record(notebook).get("seconds")
+        total += seconds or 0
+        rows.append(f"| {path.name[:2]} | [{title(notebook)}]({path.name}) | {shows.get(path.name, '')} | "
+                    f"{run_time(seconds) if seconds is not None else 'not run'} |")
+    hours, minutes = divmod(round(total / 60), 60)
+    rows.append("")
+    rows.append(f"Run times: each copy's full-mode run on this project's 2-core CPU machine, from its record; "
+                f"{hours} h {minutes:02d} min in all.")
+    return "\n".join(rows)
+
+
+def write_course_index(path=COURSE_INDEX):
+    text = path.read_text(encoding="utf-8")
+    start, end = text.index(TABLE_START) + len(TABLE_START), text.index(TABLE_END)
+    new = text[:start] + "\n" + course_table(path.parent) + "\n" + text[end:]
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+# --- The front page -------------------------------------------------------------------------------------
+
+def readme_for_site(text):
+    """README.md as the site's index.md: links into docs/ lose their `docs/` (the site's root is docs/)."""
+    def relink(match):
+        target = match.group(2)
+        if target.startswith("docs/"):
+            target = target[len("docs/"):]
+        return match.group(1) + target + match.group(3)
+    return LINK.sub(relink, text)
+
+
+# --- MkDocs hooks ---------------------------------------------------------------------------------------
+
+class _DocstringNits(logging.Filter):
+    """Makes griffe's and autorefs' remarks on the package's docstrings INFO, not WARNING.
+
+    The build is strict (any warning fails it) so that a broken link or a missing page in the site's
+    own pages cannot pass; the docstrings' style (types in prose, `a, b: as in X` groups, a doctest's
+    `x[0]` read as a reference) is the package's business and still shows under `mkdocs build -v`.
+    """
+
+    def filter(self, record):
+        message = record.getMessage()
+        if record.levelno == logging.WARNING and ("tfm/" in message or record.name.endswith("griffe")):
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+for _name in ("mkdocs.plugins.griffe", "mkdocs.plugins.mkdocs_autorefs._internal.plugin",
+              "mkdocs.plugins.mkdocs_autorefs._internal.references"):
+    logging.getLogger(_name).addFilter(_DocstringNits())
+
+def _mathjax_root():
+    import jupyter_server_mathjax
+
+    return pathlib.Path(jupyter_server_mathjax.__file__).parent / "static"
+
+
+def on_files(files, config):
+    from mkdocs.structure.files import File
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    files.append(File.generated(config, "index.md", content=readme_for_site(readme)))
+    for path in copies(DOCS / "course"):
+        source = NOTEBOOK_DIR / path.name
+        if source.is_file():
+            files.append(File.generated(config, f"{SOURCE_DIR}/{path.name}", abs_src_path=str(source)))
+    root = _mathjax_root()
+    for path in sorted(root.rglob("*")):
+        # The English messages only: MathJax asks for no other localization unless the reader's is set.
+        if path.is_file() and path.relative_to(root).parts[0] != "localization":
+            files.append(File.generated(config, f"{MATHJAX_DIR}/{path.relative_to(root).as_posix()}",
+                                        abs_src_path=str(path)))
+    return files
+
+
+def _course_bar(page, files, where):
+    """Previous / next, the run time and the source link of a notebook page, as HTML."""
+    names = [p.name for p in copies(DOCS / "course")]
+    name = pathlib.PurePosixPath(page.file.src_uri).name
+    index = names.index(name)
+
+    def link(src_uri, text):
+        target = files.get_file_from_path(src_uri)
+        return f'<a href="{html.escape(target.url_relative_to(page.file))}">{text}</a>'
+
+    parts = []
+    if index > 0:
+        parts.append(link(f"course/{names[index - 1]}", f"← {html.escape(names[index - 1][:-6])}"))
+    parts.append(link("course/index.md", f"Course: notebook {index + 1} of {len(names)}"))
+    if index + 1 < len(names):
+        parts.append(link(f"course/{names[index + 1]}", f"{html.escape(names[index + 1][:-6])} →"))
+    if where == "top":
+        seconds = record(read_notebook(page.file.abs_src_path)).get("seconds")
+        if seconds is not None:
+            parts.append(f"run time {run_time(seconds)} (full setting, 2 CPU cores)")
+        parts.append(link(f"{SOURCE_DIR}/{name}", "Open the source notebook")
+                     + f" (outputs cleared; run it with <code>jupyter lab notebooks/{html.escape(name)}</code>)")
+    return f'<nav class="tfm-course-bar tfm-course-{where}">' + " · ".join(parts) + "</nav>"
+
+
+def _toc_to_heading_ids(toc, content):
+    """Points the table of contents at the headings' real ids.
+
+    mkdocs-jupyter slugs the contents from the markdown and nbconvert the headings from their HTML; they
+    differ where a heading holds code or a formula (`## 2. Training with `model.fit``), which left the
+    contents' links dangling. Entries and headings come in the same order, level by level.
+    """
+    headings = [(int(level), ident) for level, ident in re.findall(r'<h([1-6])[^>]*?\sid="([^"]+)"', content)]
+    position = 0
+
+    def walk(items):
+        nonlocal position
+        for item in items:
+            for index in range(position, len(headings)):
+                if headings[index][0] == item.level:
+                    item.id, position = html.unescape(headings[index][1]), index + 1
+                    break
+            walk(item.children)
+
+    walk(toc)
+
+
+def on_page_content(content, page, config, files):
+    src = page.file.src_uri
+    if src.startswith("course/") and NOTEBOOK_NAME.match(pathlib.PurePosixPath(src).name):
+        _toc_to_heading_ids(page.toc, content)
+        return _course_bar(page, files, "top") + content + _course_bar(page, files, "bottom")
+    return content
+
+
+def on_post_page(output, page, config):
+    """MathJax's configuration goes in every page's head, before any MathJax.js (a notebook loads its own)."""
+    from mkdocs.utils import get_relative_url
+
+    script = f'<script src="{get_relative_url(MATHJAX_CONFIG, page.url)}"></script>'
+    return output.replace("</head>", script + "\n</head>", 1)
+
+
+def on_post_template(output, template_name, config):
+    """The same for the pages made from a template alone (404.html), whose links start at the site's root."""
+    if template_name == "404.html":
+        return output.replace("</head>", f'<script src="/{MATHJAX_CONFIG}"></script>\n</head>', 1)
+    return output
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--course-index", action="store_true",
+                        help="rewrite the table of docs/course/index.md from the copies' records")
+    args = parser.parse_args(argv)
+    if args.course_index:
+        changed = write_course_index()
+        print(f"{COURSE_INDEX.relative_to(ROOT)}: {'rewritten' if changed else 'already up to date'}")
+        return 0
+    parser.print_help()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
