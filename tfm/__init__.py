@@ -27,7 +27,10 @@ import os as _os
 import pkgutil as _pkgutil
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# TensorFlow's C++ log: warnings off; errors too where no NVIDIA driver is loaded: there the one error it
+# prints is "failed call to cuInit" (looking for a GPU that cannot be there). A value set by the user wins.
+_NVIDIA_DRIVER = _os.path.exists("/proc/driver/nvidia") or _os.path.exists("/dev/dxg")  # Linux; WSL
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2" if _NVIDIA_DRIVER else "3")
 
 
 def _package_version():

@@ -147,8 +147,10 @@ def _add_demo(p):
 
 # Handlers ---------------------------------------------------------------------
 def _setup_logging():
+    # tfm's own progress at INFO; other libraries' (absl's list of renamed SavedModel inputs, TensorFlow's
+    # "Assets written to") only from WARNING up, so their warnings still show.
     if not logging.getLogger().handlers and not logger.handlers:
-        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+        logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     logger.setLevel(logging.INFO)
 
 

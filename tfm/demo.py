@@ -23,6 +23,7 @@ import tensorflow as tf
 from tfm import evaluation
 from tfm.checkpoints import average_checkpoints
 from tfm.config import TransformerConfig
+from tfm.data.subword_tokenizer import without_identity_notice
 from tfm.decoding import Translator
 from tfm.export import export
 from tfm.runs import epoch_checkpoints, load_run
@@ -78,8 +79,9 @@ def run_demo(run="runs/demo", epochs=None):
 
     path = os.path.join(run, "export", "1")
     export((model, tokenizer), path, beam_size=beam_size, alpha=alpha)
-    loaded = tf.saved_model.load(path).signatures["serving_default"]
-    served = loaded(text=tf.constant(EXAMPLES[:1]))["translations"].numpy()[0].decode("utf-8")
+    with without_identity_notice():  # loading the SavedModel loads its SentencePiece model
+        loaded = tf.saved_model.load(path).signatures["serving_default"]
+        served = loaded(text=tf.constant(EXAMPLES[:1]))["translations"].numpy()[0].decode("utf-8")
     print(f"[4/4] exported the SavedModel to {os.path.abspath(path)}")
     print(f"  serving_default(text=[{EXAMPLES[0]!r}]) -> {served!r}")
     print(f"  inspect: saved_model_cli show --dir {path} --all")

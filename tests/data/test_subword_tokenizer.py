@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfm.data.subword_tokenizer import SubwordTokenizer, train_tokenizer
+from tfm.data.subword_tokenizer import SubwordTokenizer, train_tokenizer, without_identity_notice
 from tfm.data.synthetic import number_words_dataset
 from tfm.special_tokens import END_ID, RESERVED_TOKENS, START_ID, UNK_ID
 
@@ -155,3 +155,16 @@ def test_whole_tokens_become_one_subword_each():
             train_tokenizer(texts, vocab_size=60, whole_tokens=bad)
     with pytest.raises(ValueError, match="vocab_size=8 leaves no room"):
         train_tokenizer(texts, vocab_size=8, whole_tokens=symbols)
+
+
+def test_loading_keeps_sentencepieces_identity_notice_off_stderr_and_nothing_else(capfd):
+    """tensorflow-text's SentencePiece prints "precompiled_charsmap is empty" at the first load of each model with
+    identity normalization (tfm's: twice here without the filter); that line stays off stderr, whatever else is
+    written there comes through."""
+    capfd.readouterr()
+    train_tokenizer(["a model never loaded before in this process"] * 20, vocab_size=40)
+    assert "precompiled_charsmap" not in capfd.readouterr().err
+    with without_identity_notice():
+        os.write(2, b"normalizer.cc(51) LOG(INFO) precompiled_charsmap is empty. use identity normalization.\n")
+        os.write(2, b"W a real warning\n")
+    assert capfd.readouterr().err == "W a real warning\n"

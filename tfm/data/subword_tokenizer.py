@@ -13,10 +13,13 @@ The first four ids are the reserved tokens of `tfm.special_tokens`:
 0 `[PAD]`, 1 `[UNK]`, 2 `[START]`, 3 `[END]`.
 """
 
+import contextlib
 import hashlib
 import io
 import json
 import os
+import sys
+import tempfile
 
 import tensorflow as tf
 import tensorflow_text as tf_text
@@ -29,6 +32,37 @@ from tfm.special_tokens import END, END_ID, PAD, PAD_ID, START, START_ID, UNK, U
 MODEL_FILE = "sentencepiece.model"
 VOCAB_FILE = "vocab.txt"
 CONFIG_FILE = "tokenizer.json"
+
+
+_IDENTITY_NOTICE = b"precompiled_charsmap is empty. use identity normalization."
+
+
+@contextlib.contextmanager
+def without_identity_notice():
+    """Runs the block with SentencePiece's `precompiled_charsmap is empty` notice kept off stderr.
+
+    The SentencePiece inside tensorflow-text prints that line (its INFO level, straight to file
+    descriptor 2) each time it loads a model with identity normalization, as every tfm model has,
+    and offers no way to lower its log level. Everything else written to stderr meanwhile is
+    passed on, after the block.
+    """
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no stderr file descriptor to borrow
+        yield
+        return
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            captured.seek(0)
+            kept = b"".join(line for line in captured if _IDENTITY_NOTICE not in line)
+            if kept:
+                os.write(2, kept)
 
 
 class _SharedSentencepieceModel(tf.saved_model.experimental.TrackableResource):
@@ -75,9 +109,10 @@ class SubwordTokenizer(tf.Module):
             sentencepiece_model_pb2.ModelProto().ParseFromString(model_proto)
         except DecodeError as error:
             raise ValueError(f"not a valid SentencePiece model ({error})") from None
-        self._sentencepiece = tf_text.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
-        self._sentencepiece._model_resource = _SharedSentencepieceModel(model_proto)  # survives set_seed
-        self._vocab_size = int(self._sentencepiece.vocab_size())
+        with without_identity_notice():
+            self._sentencepiece = tf_text.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
+            self._sentencepiece._model_resource = _SharedSentencepieceModel(model_proto)  # survives set_seed
+            self._vocab_size = int(self._sentencepiece.vocab_size())
         reserved = [t.decode("utf-8") for t in self._sentencepiece.id_to_string(tf.range(4)).numpy()]
         if reserved != [PAD, UNK, START, END]:
             raise ValueError(f"the model's ids 0-3 are {reserved}, expected {[PAD, UNK, START, END]}")
