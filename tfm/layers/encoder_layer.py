@@ -32,7 +32,7 @@ class EncoderLayer(TransformerBlock):
     Example:
         >>> layer = EncoderLayer(num_heads=8, d_ff=2048)
         >>> x = keras.random.normal((2, 6, 512))
-        >>> mask = tfm.masks.padding_mask(source_ids)          # (2, 6), True = real token
+        >>> mask = tfm.masks.padding_mask([[5, 6, 7, 0, 0, 0], [5, 6, 7, 8, 9, 4]])   # (2, 6), True = real
         >>> layer(x, padding_mask=mask).shape
         (2, 6, 512)
     """
