@@ -205,7 +205,7 @@ def main(argv=None):
                         help="epoch checkpoints kept (default: the recipe's checkpoints_to_average)")
     parser.add_argument("--precision", choices=["auto", "float32", "mixed_bfloat16"], default="auto",
                         help="auto (default): mixed_bfloat16 where the CPU has hardware bfloat16, else float32 "
-                             "(emulated bfloat16 is several times slower)")
+                             "(emulated bfloat16 is no faster)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="override a field of the recipe's model config (repeatable), e.g. rdrop_alpha=5")
     parser.add_argument("--no-test", action="store_true",

@@ -58,9 +58,9 @@ def worker_role(strategy):
 def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
     """True when the CPU computes bfloat16 in hardware (x86 `avx512_bf16` or `amx_bf16`, Arm `bf16`).
 
-    Without it, oneDNN emulates bfloat16 and `mixed_bfloat16` trains several times slower
-    than float32 (5.5x slower per step on a 2-core AVX2-only AMD EPYC; see docs/results.md).
-    None when the flags cannot be read (not Linux).
+    Without it, oneDNN emulates bfloat16 and `mixed_bfloat16` brings no speed-up over
+    float32, often a slow-down (docs/results.md: `benchmarks/rdrop_cost.py`,
+    `benchmarks/train_throughput_multi30k.py`). None when the flags cannot be read (not Linux).
     """
     try:
         with open(cpuinfo) as f:
@@ -77,14 +77,14 @@ def precision_policy(mixed_precision):
     """"float32", or "mixed_float16" on a GPU (Keras adds loss scaling) / "mixed_bfloat16" on a CPU.
 
     On a CPU without hardware bfloat16 (`cpu_has_native_bfloat16`) a warning says that
-    mixed precision will be slower there, not faster."""
+    mixed precision will not be faster there."""
     if not mixed_precision:
         return "float32"
     if tf.config.list_logical_devices("GPU"):
         return "mixed_float16"
     if cpu_has_native_bfloat16() is False:
         logger.warning("mixed precision on this CPU: it has no hardware bfloat16 (no avx512_bf16 / amx_bf16 flag), "
-                       "so mixed_bfloat16 is emulated and trains several times slower than float32; "
+                       "so mixed_bfloat16 is emulated and trains no faster than float32, often slower; "
                        "drop --mixed-precision here")
     return "mixed_bfloat16"
 
