@@ -69,10 +69,18 @@ class _Page(html.parser.HTMLParser):
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.ids, self.refs = set(), []
+        self.ids, self.refs, self.scripts, self._in_script = set(), [], [], False
+
+    def handle_endtag(self, tag):
+        self._in_script = self._in_script and tag != "script"
+
+    def handle_data(self, data):
+        if self._in_script:
+            self.scripts.append(data)
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
+        self._in_script = tag == "script"
         for key in ("id", "name") if tag == "a" else ("id",):
             if attrs.get(key):
                 self.ids.add(attrs[key])
@@ -123,6 +131,9 @@ def test_nothing_is_loaded_from_the_network(site):
     remote = [f"{path.relative_to(site)}: <{tag}> {url}" for path in pages(site)
               for tag, _, url, _ in parse(path).refs if tag != "a" and is_external(url)]
     assert not remote, "; ".join(remote[:10])
+    inline = [f"{path.relative_to(site)}: {match.group(0)}" for path in pages(site) for script in parse(path).scripts
+              for match in re.finditer(r"https?://[^\s\"')]+", script)]
+    assert not inline, f"an inline script names a remote URL: {inline[:5]}"
     fetched = re.compile(r"""(@import\s+(url\()?\s*['"]?|url\(\s*['"]?)(https?:)?//""")
     in_css = [str(path.relative_to(site)) for path in list(site.rglob("*.css")) + pages(site)
               if fetched.search(path.read_text(encoding="utf-8", errors="replace"))]

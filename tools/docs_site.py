@@ -222,10 +222,20 @@ def _toc_to_heading_ids(toc, content):
     walk(toc)
 
 
+_SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>", re.DOTALL)
+
+
+def _without_remote_scripts(content):
+    """Drops inline scripts that would import code from the network: nbconvert's Mermaid loader (from a
+    CDN, and only for Mermaid diagrams, which the course has none of)."""
+    return _SCRIPT.sub(lambda m: "" if re.search(r"import\(\s*[\"']https?://", m.group(0)) else m.group(0), content)
+
+
 def on_page_content(content, page, config, files):
     src = page.file.src_uri
     if src.startswith("course/") and NOTEBOOK_NAME.match(pathlib.PurePosixPath(src).name):
         _toc_to_heading_ids(page.toc, content)
+        content = _without_remote_scripts(content)
         return _course_bar(page, files, "top") + content + _course_bar(page, files, "bottom")
     return content
 
