@@ -275,6 +275,22 @@ def test_average_asking_too_many_says_how_many(tiny_run, capsys):
     assert "has 3" in capsys.readouterr().err
 
 
+def test_average_chosen_epochs_equals_numpy_mean(tiny_run, tmp_path):
+    run_dir = copy_run(tiny_run[0], tmp_path)
+    first, third = (load_run(run_dir, checkpoint=epoch)[0].get_weights() for epoch in (1, 3))
+    output = str(tmp_path / "best.weights.h5")
+    average_checkpoints(run_dir, epochs=[3, 1], output=output)  # e.g. the best two on validation
+    with open(str(tmp_path / "best.json")) as f:
+        assert json.load(f)["epochs"] == [1, 3]
+    model, _, _ = load_run(run_dir, checkpoint=output)
+    for got, a, b in zip(model.get_weights(), first, third):
+        np.testing.assert_allclose(got, (a.astype(np.float64) + b) / 2, rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match=r"no checkpoint of epoch\(s\) \[7\]; it has \[1, 2, 3\]"):
+        average_checkpoints(run_dir, epochs=[1, 7])
+    with pytest.raises(ValueError, match="give one of them"):
+        average_checkpoints(run_dir, last=2, epochs=[1])
+
+
 # --set and configs ---------------------------------------------------------------
 def test_set_overrides_are_typed():
     values = parse_overrides(TransformerConfig, ["dropout=0.2", "num_layers=3", "key_dim=none",

@@ -18,8 +18,8 @@ from tfm import runs
 logger = logging.getLogger("tfm.checkpoints")
 
 
-def average_checkpoints(run_dir, last=None, output=None):
-    """Averages the weights of the last `last` epoch checkpoints (§6.1).
+def average_checkpoints(run_dir, last=None, output=None, epochs=None):
+    """Averages the weights of the last `last` epoch checkpoints (§6.1), or of the `epochs` named.
 
     Args:
         run_dir: the run folder.
@@ -29,6 +29,8 @@ def average_checkpoints(run_dir, last=None, output=None):
         output: str or None. Where to write; defaults to
             `RUN/checkpoints/averaged.weights.h5` (what `load_run` prefers). A
             `.json` beside it lists the epochs averaged.
+        epochs: list of int or None. Average these epochs' checkpoints instead of the
+            last ones (e.g. the best on validation); `last` must then be None.
 
     Returns:
         str: the path written.
@@ -42,6 +44,16 @@ def average_checkpoints(run_dir, last=None, output=None):
     config = runs.model_config_from_info(info)
     found = runs.epoch_checkpoints(run_dir)
     folder = os.path.join(run_dir, runs.CHECKPOINT_DIR)
+    if epochs is not None:
+        if last is not None:
+            raise ValueError(f"last={last} and epochs={list(epochs)}: give one of them")
+        on_disk = dict(found)
+        missing = sorted(set(int(e) for e in epochs) - set(on_disk))
+        if missing or not epochs:
+            raise ValueError(f"epochs={list(epochs)}: {folder} has no checkpoint of epoch(s) {missing}; "
+                             f"it has {sorted(on_disk)}" if missing else "epochs=[]: name at least one epoch")
+        found = [(epoch, on_disk[epoch]) for epoch in sorted(set(int(e) for e in epochs))]
+        last = len(found)
     if last is None:
         last = int(config.checkpoints_to_average)
         if 0 < len(found) < last:
