@@ -67,5 +67,6 @@ def test_layer(data, tmp_path):
     run_layer_test(
         Attention, {"score": "cosine", "trainable_sharpness": True},
         {"query": query, "value": value, "memory_mask": mask},
-        expected_output_shape=(B, T, D), tmp_path=tmp_path,
+        expected_output_shape=(B, T, D), expected_num_trainable_weights=1,  # the cosine score's sharpness beta
+        tmp_path=tmp_path,
     )

@@ -90,10 +90,11 @@ def test_errors_name_bad_values(qk):
             AttentionScore(score)(q, k[..., :4])
 
 
-@pytest.mark.parametrize("kwargs", [dict(score="additive", units=4), dict(score="general")])
-def test_layer(qk, kwargs, tmp_path):
+# Weights: additive W_1, W_2 and v (no biases); general W.
+@pytest.mark.parametrize("kwargs, num_weights", [(dict(score="additive", units=4), 3), (dict(score="general"), 1)])
+def test_layer(qk, kwargs, num_weights, tmp_path):
     q, k = qk
     run_layer_test(
         AttentionScore, kwargs, {"query": q, "key": k[..., :4]},
-        expected_output_shape=(B, T, S), tmp_path=tmp_path,
+        expected_output_shape=(B, T, S), expected_num_trainable_weights=num_weights, tmp_path=tmp_path,
     )

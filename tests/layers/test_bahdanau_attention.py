@@ -52,4 +52,5 @@ def test_layer(tmp_path):
         "value": rng.normal(size=(2, 4, 5)).astype("float32"),
         "memory_mask": np.array([[1, 1, 0, 0], [1, 1, 1, 1]], bool),
     }
-    run_layer_test(BahdanauAttention, {"units": 4}, data, expected_output_shape=(2, 5), tmp_path=tmp_path)
+    run_layer_test(BahdanauAttention, {"units": 4}, data, expected_output_shape=(2, 5),
+                   expected_num_trainable_weights=3, tmp_path=tmp_path)  # W_1, W_2, v

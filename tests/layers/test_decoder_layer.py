@@ -13,10 +13,13 @@ def _x(*shape, seed=0):
 def test_layer_checks(tmp_path, norm_first):
     data = {"x": _x(2, 3, 8), "memory": _x(2, 5, 8, seed=1),
             "memory_mask": np.array([[True] * 5, [True, True, True, False, False]])}
+    # A block: two attentions (4 projections with bias each: 16), the FFN (4), 3 LayerNorms (6) = 26.
     run_layer_test(DecoderLayer, dict(num_heads=2, d_ff=16, norm_first=norm_first), data,
-                   expected_output_shape=(2, 3, 8), tmp_path=tmp_path)
+                   expected_output_shape=(2, 3, 8), expected_num_trainable_weights=26, tmp_path=tmp_path)
+    # Two blocks, and pre-LN's final LayerNorm.
     run_layer_test(Decoder, dict(num_layers=2, num_heads=2, d_ff=16, norm_first=norm_first), data,
-                   expected_output_shape=(2, 3, 8), tmp_path=tmp_path, run_fit=False)
+                   expected_output_shape=(2, 3, 8), expected_num_trainable_weights=52 + 2 * norm_first,
+                   tmp_path=tmp_path, run_fit=False)
 
 
 def test_causal_prefix_and_memory_padding():

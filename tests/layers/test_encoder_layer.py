@@ -12,12 +12,14 @@ def _x(*shape):
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_layer_checks(tmp_path, norm_first):
     mask = np.array([[True] * 4, [True, True, False, False]])
+    # A block: self-attention (4 projections with bias: 8), the FFN (4), 2 LayerNorms (4) = 16.
     run_layer_test(EncoderLayer, dict(num_heads=2, d_ff=16, norm_first=norm_first),
                    {"x": _x(2, 4, 8), "padding_mask": mask}, expected_output_shape=(2, 4, 8),
-                   tmp_path=tmp_path)
+                   expected_num_trainable_weights=16, tmp_path=tmp_path)
+    # Two blocks, and pre-LN's final LayerNorm.
     run_layer_test(Encoder, dict(num_layers=2, num_heads=2, d_ff=16, norm_first=norm_first),
                    {"x": _x(2, 4, 8), "padding_mask": mask}, expected_output_shape=(2, 4, 8),
-                   tmp_path=tmp_path, run_fit=False)
+                   expected_num_trainable_weights=32 + 2 * norm_first, tmp_path=tmp_path, run_fit=False)
 
 
 def test_padding_does_not_leak_and_post_ln_normalises():

@@ -6,7 +6,8 @@ from tfm.layers import FeedForward
 
 def test_layer_checks_and_numpy_reference(tmp_path):
     x = np.random.default_rng(0).normal(size=(2, 3, 4)).astype("float32")
-    run_layer_test(FeedForward, dict(d_ff=16), {"x": x}, expected_output_shape=(2, 3, 4), tmp_path=tmp_path)
+    run_layer_test(FeedForward, dict(d_ff=16), {"x": x}, expected_output_shape=(2, 3, 4),
+                   expected_num_trainable_weights=4, tmp_path=tmp_path)  # W_1, b_1, W_2, b_2
     layer = FeedForward(16)
     out = layer(x).numpy()
     w1, b1, w2, b2 = [w.numpy() for w in layer.weights]

@@ -37,4 +37,5 @@ def test_layer(tmp_path):
         "value": rng.normal(size=(2, 5, 4)).astype("float32"),
         "memory_mask": np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool),
     }
-    run_layer_test(LuongAttention, {"score": "general"}, data, expected_output_shape=(2, 3, 4), tmp_path=tmp_path)
+    run_layer_test(LuongAttention, {"score": "general"}, data, expected_output_shape=(2, 3, 4),
+                   expected_num_trainable_weights=1, tmp_path=tmp_path)  # general's W

@@ -10,11 +10,12 @@ def _x(*shape, seed=0):
 
 
 def test_layer_checks_self_and_cross(tmp_path):
+    # W^Q, W^K, W^V, W^O and their biases, whatever the widths.
     run_layer_test(MultiHeadAttention, dict(num_heads=2, key_dim=4), {"query": _x(2, 3, 8)},
-                   expected_output_shape=(2, 3, 8), tmp_path=tmp_path)
+                   expected_output_shape=(2, 3, 8), expected_num_trainable_weights=8, tmp_path=tmp_path)
     run_layer_test(MultiHeadAttention, dict(num_heads=2, key_dim=4, value_dim=3, output_dim=5),
                    {"query": _x(2, 3, 8), "value": _x(2, 6, 7)}, expected_output_shape=(2, 3, 5),
-                   tmp_path=tmp_path)
+                   expected_num_trainable_weights=8, tmp_path=tmp_path)
 
 
 def test_matches_numpy_reference():

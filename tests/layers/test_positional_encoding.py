@@ -25,10 +25,10 @@ def test_offset_is_a_linear_map():
 
 def test_layers(tmp_path):
     x = np.zeros((2, 5, 8), "float32")
-    out = run_layer_test(PositionalEncoding, dict(max_length=16), {"x": x},
-                         expected_output_shape=(2, 5, 8), tmp_path=tmp_path, run_fit=False)
+    out = run_layer_test(PositionalEncoding, dict(max_length=16), {"x": x}, expected_output_shape=(2, 5, 8),
+                         expected_num_trainable_weights=0, tmp_path=tmp_path, run_fit=False)  # fixed sinusoids
     np.testing.assert_allclose(out[0], tfm.positional_encoding(5, 8), atol=1e-6)
     shifted = PositionalEncoding(16)(x, start_index=3)
     np.testing.assert_allclose(shifted[0], np.asarray(tfm.positional_encoding(8, 8))[3:], atol=1e-6)
-    run_layer_test(PositionalEmbedding, dict(max_length=16), {"x": x + 1},
-                   expected_output_shape=(2, 5, 8), tmp_path=tmp_path)
+    run_layer_test(PositionalEmbedding, dict(max_length=16), {"x": x + 1}, expected_output_shape=(2, 5, 8),
+                   expected_num_trainable_weights=1, tmp_path=tmp_path)  # the learned (max_length, D) table

@@ -105,10 +105,14 @@ def test_errors():
         RNNDecoder(V, E, U)(TARGET, initial_state=[np.zeros((2, U), "float32")])
 
 
-@pytest.mark.parametrize("name", ["bahdanau", "luong_feeding_2layer", "none"])
-def test_layer(name, tmp_path):
+# Weights: the embedding (1), each LSTM layer's kernel, recurrent kernel and bias (3), the output projection
+# with bias (2); Bahdanau's W_1, W_2, v (3); Luong's general W and the attentional layer W_c (2).
+@pytest.mark.parametrize("name, num_weights", [("bahdanau", 1 + 3 + 3 + 2), ("luong_feeding_2layer", 1 + 6 + 2 + 2),
+                                               ("none", 1 + 3 + 2)])
+def test_layer(name, num_weights, tmp_path):
     data = {"target_ids": TARGET, "encoder_outputs": _inputs(), "memory_mask": MEMORY_MASK}
     run_layer_test(
         RNNDecoder, dict(vocab_size=V, embedding_dim=E, units=U, **VARIANTS[name]), data,
-        expected_output_shape=(2, 4, V), mixed_dtype="float32", tmp_path=tmp_path,
+        expected_output_shape=(2, 4, V), expected_num_trainable_weights=num_weights, mixed_dtype="float32",
+        tmp_path=tmp_path,
     )

@@ -55,5 +55,7 @@ def test_errors():
 def test_layer(tmp_path):
     run_layer_test(
         RNNEncoder, dict(vocab_size=V, embedding_dim=E, units=U, bidirectional=True), {"source_ids": SOURCE},
-        output_index=0, expected_output_shape=(2, 4, 2 * U), tmp_path=tmp_path,
+        output_index=0, expected_output_shape=(2, 4, 2 * U),
+        expected_num_trainable_weights=1 + 2 * 3,  # the embedding; per direction kernel, recurrent kernel, bias
+        tmp_path=tmp_path,
     )
