@@ -6,13 +6,15 @@
 
     translator = tf.saved_model.load("exported/m30k/1")          # only tensorflow + tensorflow_text needed
     translator.signatures["serving_default"](text=tf.constant(["A dog runs."]))
-    # {"translations": <tf.string (1,)>, "scores": <float32 (1,)>}
+    # {"translations": <tf.string (1,)>, "scores": <float32 (1,)>, "truncated": <bool (1,)>}
 
 The exported `tf.Module` holds the model's variables, the SentencePiece model of
 the tokenizer (as a tensorflow-text resource) and one `tf.function`,
 `serving_default`: a 1-D `tf.string` tensor `text` in; `translations` (`tf.string`,
-same length) and `scores` (float32: the length-penalized log-probability of each
-translation, `log P(Y | X) / lp(Y)`, whatever the beam size) out. TensorFlow Serving's REST API
+same length), `scores` (float32: the length-penalized log-probability of each
+translation, `log P(Y | X) / lp(Y)`, whatever the beam size) and `truncated` (bool: True
+where the input had more subwords than the model reads, and only its beginning was
+translated) out. TensorFlow Serving's REST API
 then answers `{"instances": ["A dog runs."]}` (see README).
 
 The graph is built for TensorFlow Serving: no XLA (`jit_compile`) and nothing
@@ -21,17 +23,20 @@ already had (the version TF Serving's images link in); `tests/test_export.py`
 checks every op of every function against that allow-list.
 
 Inputs are checked and bounded, so no input can crash the server or make it run
-away; the rules are `tfm.decoding.text`'s, the ones `Translator` applies too:
+away; the rule is `tfm.decoding.text`'s (documented there), the one `Translator`, `tfm translate`
+and `CTranslate2Translator` apply too:
 
 - not a 1-D batch (a scalar, a matrix): `InvalidArgumentError` saying the signature
   wants a 1-D batch of strings;
-- invalid UTF-8: `InvalidArgumentError` ("tfm translator: input is not valid
-  UTF-8; indices of the invalid strings: [...]"), checked before tokenizing;
-  over REST this comes back as an error with that message, not a crash;
+- invalid UTF-8 or a NUL byte: `InvalidArgumentError` ("tfm translator: input is not valid
+  UTF-8 or holds a NUL byte; indices of the invalid strings: [...]"), checked before
+  tokenizing; over REST this comes back as an error with that message, not a crash;
+- whitespace only separates words: `"two\\r\\n"`, `" two"` and `"two"` get one answer,
+  `"a\\nb"` is translated as `"a b"`;
 - empty or whitespace-only strings: `""` with score 0;
 - long inputs: the subwords beyond the model's `max_length` (256 for base, 64
   for tiny) are dropped before the encoder, so work and output stay bounded:
-  at most `max_length + max_extra_length` output subwords;
+  at most `max_length + max_extra_length` output subwords; `truncated` says which;
 - characters outside the vocabulary become `[UNK]`; emoji, right-to-left marks
   and other valid Unicode go through the tokenizer like any text.
 
@@ -42,6 +47,7 @@ ops); without it `tf.saved_model.load` fails with "Op type not registered
 
 import json
 import os
+import tempfile
 
 import tensorflow as tf
 
@@ -55,11 +61,13 @@ from tfm.export_ctranslate2 import METADATA_FILE  # defined there: CTranslate2Tr
 
 # Optional signatures beside serving_default, chosen at export time (`tfm.decoding.outputs`).
 SIGNATURES = ("nbest", "alignment")
+# Every signature also answers `truncated`: True where the input's subwords beyond max_length were dropped.
 SIGNATURE_OUTPUTS = {
-    "serving_default": {"translations": "tf.string (B,)", "scores": "float32 (B,)"},
-    "nbest": {"translations": "tf.string (B, k)", "scores": "float32 (B, k)"},
+    "serving_default": {"translations": "tf.string (B,)", "scores": "float32 (B,)", "truncated": "bool (B,)"},
+    "nbest": {"translations": "tf.string (B, k)", "scores": "float32 (B, k)", "truncated": "bool (B,)"},
     "alignment": {"translations": "tf.string (B,)", "scores": "float32 (B,)", "source_tokens": "tf.string (B, S)",
-                  "target_tokens": "tf.string (B, T)", "alignment": "int32 (B, T)", "attention": "float32 (B, T, S)"},
+                  "target_tokens": "tf.string (B, T)", "alignment": "int32 (B, T)", "attention": "float32 (B, T, S)",
+                  "truncated": "bool (B,)"},
 }
 
 
@@ -73,6 +81,24 @@ class ExportedTranslator(tf.Module):
         alpha: float or None. Length penalty, >= 0. None: the model config's (0.6, §6.1).
         max_extra_length: int or None. Output limit = source length + this
             (default: the model config's, 50).
+        signatures: names from `SIGNATURES` to build beside `serving_default` (see `export`).
+        alignment_layer: int. The decoder layer the `alignment` signature reads (-1: the last).
+
+    Example:
+        >>> from tfm import TransformerConfig, build_transformer
+        >>> from tfm.data import number_words_pairs, train_tokenizer
+        >>> sources, targets = number_words_pairs("train", max_number=2000)
+        >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
+        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=70, num_layers=1, max_length=8,
+        ...                                                  max_extra_length=5))
+        >>> module = ExportedTranslator(model, tokenizer, beam_size=1)
+        >>> out = module.serving_default(tf.constant(["two", "two\\r\\n", "", "two " * 9]))
+        >>> {name: tuple(value.shape) for name, value in out.items()}
+        {'translations': (4,), 'scores': (4,), 'truncated': (4,)}
+        >>> bool(out["translations"][0] == out["translations"][1]), out["translations"][2].numpy()
+        (True, b'')
+        >>> out["truncated"].numpy().tolist()   # "two " * 9: 27 subwords, the model reads 8
+        [False, False, False, True]
     """
 
     def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, signatures=(),
@@ -104,7 +130,8 @@ class ExportedTranslator(tf.Module):
             self.alignment = tf.function(self._alignment, input_signature=spec)
 
     def _source(self, text):
-        """`text` tf.string `(B,)` -> `(source_ids (B, S), has_source (B,))`, after the input checks."""
+        """`text` tf.string `(B,)` -> `(source_ids (B, S), has_source (B,), truncated (B,))`, after the input
+        checks."""
         # The signature says (None,), but a served request can still carry a scalar or a matrix. Count the
         # dimensions from the runtime shape's values: Rank/Size of it would be folded to the signature's 1.
         dims = tf.shape(text)
@@ -112,35 +139,38 @@ class ExportedTranslator(tf.Module):
             "tfm translator: text must be a 1-D batch of strings, shape (B,), e.g. [\"A dog runs.\"]"])
         with tf.control_dependencies([rank]):
             text = tf.identity(text)  # everything below waits for the rank check
-        text = text_rules.assert_valid_utf8(text)
-        ids, has_source, _ = text_rules.tokenize_source(self.tokenizer, text, self._decodable.max_source_length)
-        return text_rules.pad_source(ids), has_source  # (B, S), 0-padded, S >= 1
+        text = text_rules.assert_valid(text)
+        ids, has_source, truncated = text_rules.tokenize_source(self.tokenizer, text,
+                                                                self._decodable.max_source_length)
+        return text_rules.pad_source(ids), has_source, truncated  # (B, S), 0-padded, S >= 1
 
     def _search(self, source_ids, **kwargs):
         return search(self._decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
                       max_extra_length=self.max_extra_length, **kwargs)
 
     def _translate(self, text):
-        """`text` tf.string `(B,)` -> dict(translations tf.string `(B,)`, scores float32 `(B,)`)."""
-        source_ids, has_source = self._source(text)
+        """`text` tf.string `(B,)` -> dict(translations tf.string `(B,)`, scores float32 `(B,)`, truncated bool
+        `(B,)`)."""
+        source_ids, has_source, truncated = self._source(text)
         result = self._search(source_ids)
         translations, scores = text_rules.finish(self.tokenizer, result.sequences, result.scores, has_source)
-        return {"translations": translations, "scores": scores}
+        return {"translations": translations, "scores": scores, "truncated": truncated}
 
     def _nbest(self, text):
-        """`text` `(B,)` -> dict(translations tf.string `(B, k)`, scores float32 `(B, k)`), best first."""
-        source_ids, has_source = self._source(text)
+        """`text` `(B,)` -> dict(translations tf.string `(B, k)`, scores float32 `(B, k)`, best first; truncated
+        bool `(B,)`)."""
+        source_ids, has_source, truncated = self._source(text)
         translations, scores = outputs.nbest(self.tokenizer, self._search(source_ids, return_all=True), has_source)
-        return {"translations": translations, "scores": scores}
+        return {"translations": translations, "scores": scores, "truncated": truncated}
 
     def _alignment(self, text):
         """`text` `(B,)` -> the best translation, its score, and its alignment (`tfm.decoding.outputs`)."""
-        source_ids, has_source = self._source(text)
+        source_ids, has_source, truncated = self._source(text)
         result = self._search(source_ids)
         translations, scores = text_rules.finish(self.tokenizer, result.sequences, result.scores, has_source)
         aligned = outputs.alignments(self._decodable, self.tokenizer, source_ids, result.sequences,
                                      result.lengths, has_source, self.alignment_layer)
-        return {"translations": translations, "scores": scores, **aligned}
+        return {"translations": translations, "scores": scores, **aligned, "truncated": truncated}
 
 
 def _load(run_or_model, tokenizer, checkpoint):
@@ -157,7 +187,19 @@ def _load(run_or_model, tokenizer, checkpoint):
 
 
 def check_output_dir(output_dir):
-    """Refuses a folder that holds anything but a previous SavedModel (which is replaced)."""
+    """Refuses a folder that holds anything but a previous SavedModel (which is replaced).
+
+    Raises:
+        FileExistsError: `output_dir` is a file, or a folder with other things in it.
+
+    Example:
+        >>> folder = tempfile.mkdtemp()
+        >>> check_output_dir(folder)   # empty: fine
+        >>> open(os.path.join(folder, "notes.txt"), "w").close()
+        >>> check_output_dir(folder)
+        Traceback (most recent call last):
+        FileExistsError: --output '...' exists and is not an exported model (it holds notes.txt); choose a new ...
+    """
     if not os.path.exists(output_dir):
         return
     if not os.path.isdir(output_dir):
@@ -194,6 +236,13 @@ def export(run_or_model, output_dir, beam_size=None, alpha=None, tokenizer=None,
 
     Raises:
         FileExistsError: `output_dir` holds something other than a previous export.
+
+    Example:
+        >>> path = export((model, tokenizer), tempfile.mkdtemp() + "/numbers/1", beam_size=1)  # `ExportedTranslator`'s
+        >>> serve = tf.saved_model.load(path).signatures["serving_default"]
+        >>> out = serve(text=tf.constant(["two", " two\\n", "two " * 9]))
+        >>> bool(out["translations"][0] == out["translations"][1]), out["truncated"].numpy().tolist()
+        (True, [False, False, True])
     """
     output_dir = os.fspath(output_dir)
     check_output_dir(output_dir)

@@ -40,12 +40,17 @@ differently; greedy outputs are equal.
 """
 
 import json
+import logging
 import os
 import shutil
 
 import numpy as np
 
+from tfm import text_rule
 from tfm.special_tokens import END, PAD, START, UNK
+
+logger = logging.getLogger("tfm.export_ctranslate2")
+ON_INVALID = ("error", "empty")
 
 METADATA_FILE = "tfm_export.json"  # both exports' record (tfm.export reads it from here: no TensorFlow)
 SENTENCEPIECE_FILE = "sentencepiece.model"
@@ -216,8 +221,9 @@ class CTranslate2Translator:
         compute_type: CTranslate2's ("default": as exported; "int8", "float32", ...).
         inter_threads, intra_threads: CTranslate2's thread counts (0: its default).
 
-    Tokenization is the run's SentencePiece model (the `sentencepiece` package), so
-    text goes in and comes out as with `tfm.decoding.Translator`.
+    Tokenization is the run's SentencePiece model (the `sentencepiece` package), and the input
+    rule is `tfm.decoding.text`'s (its plain-Python twin `tfm.text_rule`), so text goes in and
+    comes out as with `tfm.decoding.Translator` and the exported SavedModel.
     """
 
     def __init__(self, model_dir, device="cpu", compute_type="default", inter_threads=1, intra_threads=0):
@@ -233,27 +239,32 @@ class CTranslate2Translator:
         self.max_source_length = int(self.metadata["max_source_length"])
         self.max_extra_length = int(self.metadata["max_extra_length"])
 
-    def translate_tokens(self, sources, beam_size=None, alpha=None, batch_size=64, exact_limits=False,
-                         return_scores=False):
+    def translate_tokens(self, sources, beam_size=None, alpha=None, batch_size=64, exact_limits=False):
         """Lists of subword strings in, lists of subword strings out (sources truncated to the model's maximum).
 
         `exact_limits`: batch sentences of one length together, so each stops at its own
         source length + `max_extra_length` as in tfm; otherwise one call (CTranslate2 sorts and
         batches, `inter_threads` batches at once) with the longest source's limit for all.
+        `translate_tokens_with_scores` adds CTranslate2's scores.
         """
+        return self.translate_tokens_with_scores(sources, beam_size=beam_size, alpha=alpha, batch_size=batch_size,
+                                                 exact_limits=exact_limits)[0]
+
+    def translate_tokens_with_scores(self, sources, beam_size=None, alpha=None, batch_size=64, exact_limits=False):
+        """`translate_tokens` -> `(outputs, scores)`: two lists, the subwords and CTranslate2's score of each
+        (`log P(Y | X) / |Y|^alpha`: its length penalty, not GNMT's; see the module's notes)."""
         beam_size = int(self.metadata["beam_size"] if beam_size is None else beam_size)
         alpha = float(self.metadata["alpha"] if alpha is None else alpha)
         sources = [list(s)[: self.max_source_length] for s in sources]
+        if not sources:
+            return [], []
         options = dict(beam_size=beam_size, length_penalty=alpha, max_input_length=0,
                        suppress_sequences=[[PAD], [START]], return_scores=True)
         if not exact_limits:  # one call: CTranslate2 sorts, splits and runs `inter_threads` batches at once
-            if not sources:
-                return ([], []) if return_scores else []
             limit = max(len(s) for s in sources) + self.max_extra_length
             results = self.translator.translate_batch(sources, max_batch_size=batch_size,
                                                       max_decoding_length=limit, **options)
-            outputs = [r.hypotheses[0] for r in results]
-            return (outputs, [float(r.scores[0]) for r in results]) if return_scores else outputs
+            return [r.hypotheses[0] for r in results], [float(r.scores[0]) for r in results]
         order = sorted(range(len(sources)), key=lambda i: len(sources[i]))
         batches, current = [], []
         for i in order:
@@ -271,17 +282,37 @@ class CTranslate2Translator:
             for i, result in zip(batch, results):
                 outputs[i] = result.hypotheses[0]
                 scores[i] = float(result.scores[0])
-        return (outputs, scores) if return_scores else outputs
+        return outputs, scores
 
-    def translate(self, sentences, beam_size=None, alpha=None, batch_size=64):
-        """list of str -> list of str. Blank sentences translate to ""."""
-        pieces = [self.sentencepiece.encode(s, out_type=str) if s.strip() else [] for s in sentences]
+    def translate(self, sentences, beam_size=None, alpha=None, batch_size=64, exact_limits=False, on_invalid="error"):
+        """list of str (or UTF-8 bytes) -> list of str, by `tfm.decoding.text`'s rule as `Translator.translate`.
+
+        Whitespace only separates words (`"two\\r\\n"` translates as `"two"`); a blank sentence
+        translates to `""`; one the rule refuses (not valid UTF-8, a NUL byte) raises `ValueError`
+        naming the indices, or, with `on_invalid="empty"`, gets `""`. Inputs longer than the
+        model's `max_length` subwords are truncated, with one warning per call. `exact_limits`: as in
+        `translate_tokens` (each sentence stops at its own limit, as in tfm).
+        """
+        if isinstance(sentences, (str, bytes)):
+            raise TypeError("translate takes a list of sentences; wrap a single one in a list")
+        if on_invalid not in ON_INVALID:
+            raise ValueError(f"on_invalid={on_invalid!r}: expected one of {ON_INVALID}")
+        raw = [text_rule.as_bytes(s) for s in sentences]
+        bad = [i for i, r in enumerate(raw) if text_rule.problem(r)]
+        if bad and on_invalid == "error":
+            raise ValueError(f"{text_rule.INVALID} {bad}")
+        pieces = [[] if i in bad else self.sentencepiece.encode(text_rule.normalize(r.decode("utf-8")), out_type=str)
+                  for i, r in enumerate(raw)]
+        long = [i for i, p in enumerate(pieces) if len(p) > self.max_source_length]
+        if long:
+            logger.warning("%d input(s) longer than the model's %d subwords were truncated (the first: index %d)",
+                           len(long), self.max_source_length, long[0])
         todo = [i for i, p in enumerate(pieces) if p]
         outputs = self.translate_tokens([pieces[i] for i in todo], beam_size=beam_size, alpha=alpha,
-                                        batch_size=batch_size)
-        translations = [""] * len(sentences)
+                                        batch_size=batch_size, exact_limits=exact_limits)
+        translations = [""] * len(raw)
         for i, output in zip(todo, outputs):
-            translations[i] = self.sentencepiece.decode_pieces(output)
+            translations[i] = self.sentencepiece.decode_pieces(output).strip(" \t\n\v\f\r")  # as `finish`
         return translations
 
     __call__ = translate

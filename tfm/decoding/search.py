@@ -76,6 +76,15 @@ class SearchResult(NamedTuple):
         all_sequences: int32 `(B, k, T_max)`, the `k` finished hypotheses, best first (`k` = beam size;
             greedy: `k = 1`, the best output). Zeros where fewer than `k` finished.
         all_scores: float32 `(B, k)`, their scores; `-inf` where fewer than `k` finished.
+
+    Example:
+        >>> from tfm import TransformerConfig, build_transformer
+        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=40, num_layers=1, max_extra_length=4))
+        >>> source_ids = tf.constant([[5, 6, 7], [8, 9, 0]])   # (B, S) = (2, 3), 0-padded
+        >>> result = search(model, source_ids, beam_size=3)   # T_max = S + max_extra_length + 1 (END) = 8
+        >>> {name: tuple(value.shape) for name, value in result._asdict().items()}
+        {'sequences': (2, 8), 'lengths': (2,), 'scores': (2,), 'steps': (), 'all_sequences': (2, 3, 8),
+         'all_scores': (2, 3)}
     """
 
     sequences: tf.Tensor
@@ -87,7 +96,15 @@ class SearchResult(NamedTuple):
 
 
 def check_beam_size(beam_size, vocab_size):
-    """`beam_size` as an int, or ValueError naming it: 1 <= k and 2k <= V (the search keeps the top 2k)."""
+    """`beam_size` as an int, or ValueError naming it: 1 <= k and 2k <= V (the search keeps the top 2k).
+
+    Example:
+        >>> check_beam_size(4, vocab_size=40)
+        4
+        >>> check_beam_size(30, vocab_size=40)
+        Traceback (most recent call last):
+        ValueError: beam_size=30 needs a vocabulary of at least 60 ids, got 40; use a beam size of at most 20
+    """
     k = int(beam_size)
     if k < 1:
         raise ValueError(f"beam_size={beam_size} must be >= 1")
@@ -106,6 +123,10 @@ def length_penalty(length, alpha=0.6):
 
     Returns:
         float32 tensor shaped like `length`.
+
+    Example:
+        >>> round(float(length_penalty(7, alpha=0.6)), 4)   # ((5 + 7) / 6)^0.6 = 2^0.6
+        1.5157
     """
     length = tf.cast(length, tf.float32)
     return tf.pow((5.0 + length) / 6.0, tf.cast(alpha, tf.float32))
@@ -241,8 +262,11 @@ def greedy_search(model, source_ids, alpha=0.6, max_extra_length=None, use_cache
         `(B, 1, T_max)` and `all_scores` `(B, 1)` hold the same output (k = 1).
 
     Example:
-        >>> result = greedy_search(model, source_ids)      # source_ids int (B, S)
-        >>> result.sequences.shape, result.scores.shape    # ((B, T_max), (B,))
+        >>> result = greedy_search(model, source_ids)   # the `SearchResult` example's model and (2, 3) sources
+        >>> tuple(result.sequences.shape), tuple(result.all_sequences.shape)   # (B, T_max), (B, 1, T_max)
+        ((2, 8), (2, 1, 8))
+        >>> bool(tf.reduce_all(result.lengths <= [3 + 4, 2 + 4]))   # source length + max_extra_length
+        True
     """
     decodable = as_decodable(model)
     alpha = check_length_penalty(alpha)
@@ -345,8 +369,11 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         `all_scores` `(B, k)`, best first (`-inf` where fewer than `k` hypotheses finished).
 
     Example:
-        >>> result = beam_search(model, source_ids, beam_size=4, alpha=0.6, return_all=True)
-        >>> result.all_sequences.shape, result.all_scores.shape   # ((B, 4, T_max), (B, 4))
+        >>> result = beam_search(model, source_ids, beam_size=4, alpha=0.6, return_all=True)   # `SearchResult`'s
+        >>> tuple(result.all_sequences.shape), tuple(result.all_scores.shape)   # (B, k, T_max), (B, k)
+        ((2, 4, 8), (2, 4))
+        >>> bool(tf.reduce_all(result.all_scores[:, :-1] >= result.all_scores[:, 1:]))   # best first
+        True
     """
     decodable = as_decodable(model)
     k = check_beam_size(beam_size, decodable.vocab_size)
@@ -451,7 +478,9 @@ def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use
     as soon as it ends, so `return_all` asks for nothing more (`all_sequences` has `k = 1`).
 
     Example:
-        >>> search(model, source_ids, beam_size=1, alpha=0.6).scores   # log P(Y | X) / lp(Y), as with beams
+        >>> greedy = search(model, source_ids, beam_size=1)   # the `SearchResult` example's model and sources
+        >>> bool(tf.reduce_all(greedy.sequences == greedy_search(model, source_ids).sequences))
+        True
     """
     common = dict(alpha=alpha, max_extra_length=max_extra_length, use_cache=use_cache, static_shapes=static_shapes,
                   constraint=constraint)

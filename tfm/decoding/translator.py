@@ -6,8 +6,8 @@
     translate(model, tokenizer, sentences)             # the same as translator(sentences), one call
     translator.attention("A dog runs.")                # attention maps of the chosen translation
 
-The input rules (UTF-8, truncation, blank in -> blank out) are `tfm.decoding.text`'s,
-the same ops the exported SavedModel runs. Attention weights for plots come from one
+The input rule (refused input, whitespace, blank in -> blank out, truncation) is
+`tfm.decoding.text`'s, the same ops the exported SavedModel runs. Attention weights for plots come from one
 teacher-forced pass over the chosen hypothesis: the same numbers the cached steps
 computed (cached == uncached), without carrying a per-layer, per-head weights buffer
 through every beam reorder.
@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import tensorflow as tf
 
+from tfm import text_rule
 from tfm.config import check_length_penalty
 from tfm.decoding import outputs
 from tfm.decoding import text as text_rules
@@ -66,12 +67,9 @@ def as_bytes(sentences):
     (how Python reads undecodable stdin) turns back into its original, invalid, bytes."""
     out = []
     for i, s in enumerate(sentences):
-        if isinstance(s, bytes):
-            out.append(s)
-        elif isinstance(s, str):
-            out.append(s.encode("utf-8", "surrogateescape"))
-        else:
+        if not isinstance(s, (str, bytes)):
             raise TypeError(f"sentences[{i}] is a {type(s).__name__}, expected str")
+        out.append(text_rule.as_bytes(s))
     return out
 
 
@@ -97,9 +95,15 @@ class Translator:
             for a parser): only the tokens it allows are searched. Defaults to `None`.
 
     Example:
-        >>> translator = Translator(model, tokenizer)
-        >>> translator(["three hundred twenty one"])
-        ['dreihundert einundzwanzig']
+        >>> from tfm import TransformerConfig, build_transformer
+        >>> from tfm.data import number_words_pairs, train_tokenizer
+        >>> sources, targets = number_words_pairs("train", max_number=2000)
+        >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
+        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=70, num_layers=1, max_extra_length=5))
+        >>> translator = Translator(model, tokenizer, beam_size=2)
+        >>> two, also_two, blank = translator(["two", " two\\r\\n", ""])   # untrained: any words, but alike
+        >>> two == also_two, blank
+        (True, '')
     """
 
     def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, batch_size=64,
@@ -136,16 +140,17 @@ class Translator:
                       max_extra_length=self.max_extra_length, constraint=self.constraint, **kwargs)
 
     def invalid(self, sentences):
-        """Indices of the sentences that are not valid UTF-8 (the exported model refuses those)."""
+        """Indices of the sentences the input rule refuses (`tfm.decoding.text`: not valid UTF-8, or
+        holding a NUL byte), as the exported model refuses them."""
         raw = as_bytes(sentences)
         if not raw:
             return []
-        return [int(i) for i in np.flatnonzero(text_rules.invalid_utf8(tf.constant(raw, tf.string)).numpy())]
+        return [int(i) for i in np.flatnonzero(text_rules.invalid(tf.constant(raw, tf.string)).numpy())]
 
     def encode(self, sentences):
         """list of str -> list of int arrays (source subwords, truncated to the model's maximum).
 
-        Invalid UTF-8 raises `ValueError` naming the indices."""
+        Input the rule refuses (invalid UTF-8, a NUL byte) raises `ValueError` naming the indices."""
         return self.prepare(sentences)[0]
 
     def prepare(self, sentences):
@@ -156,7 +161,7 @@ class Translator:
             return [], np.zeros(0, bool), np.zeros(0, bool)
         bad = self.invalid(raw)
         if bad:
-            raise ValueError(f"{text_rules.INVALID_UTF8} {bad}")
+            raise ValueError(f"{text_rules.INVALID} {bad}")
         ids, has_source, truncated = text_rules.tokenize_source(
             self.tokenizer, tf.constant(raw, tf.string), self.decodable.max_source_length)
         return list(ids.numpy()), has_source.numpy(), truncated.numpy()
@@ -170,13 +175,21 @@ class Translator:
 
         Args:
             sentences: list of str (or UTF-8 bytes).
-            on_invalid: "error" (raise `ValueError` naming the invalid UTF-8 inputs, as the
-                exported model refuses the batch) or "empty" (answer them with `""`,
-                translate the others).
+            on_invalid: "error" (raise `ValueError` naming the inputs the rule refuses: not
+                valid UTF-8, or holding a NUL byte; as the exported model refuses the batch)
+                or "empty" (answer them with `""`, translate the others).
 
-        An empty or whitespace-only sentence translates to `""`, as in the exported
-        SavedModel. Inputs longer than the model's `max_length` subwords are truncated,
-        with one warning per call.
+        The rule is `tfm.decoding.text`'s, as in the exported SavedModel: whitespace (line
+        breaks included) only separates words, so `"two\\r\\n"` translates as `"two"`; an
+        empty or whitespace-only sentence translates to `""`. Inputs longer than the model's
+        `max_length` subwords are truncated, with one warning per call.
+
+        Example:
+            >>> translator.translate(["two\\x00"])   # the `Translator` example's
+            Traceback (most recent call last):
+            ValueError: input is not valid UTF-8 or holds a NUL byte; indices of the invalid strings: [0]
+            >>> translator.translate([b"two", "two\\x00"], on_invalid="empty")[1]
+            ''
         """
         return self.translate_with_scores(sentences, on_invalid=on_invalid)[0]
 
@@ -186,12 +199,13 @@ class Translator:
         """list of str -> `(translations, scores)`: two lists, as the exported SavedModel's outputs.
 
         `scores[i]` is `log P(Y | X) / lp(Y)` of `translations[i]` (the search's score, whatever
-        the beam size); 0 for a blank sentence, nan for invalid UTF-8 with `on_invalid="empty"`.
+        the beam size); 0 for a blank sentence, nan for refused input with `on_invalid="empty"`.
         The arguments and the rules are `translate`'s.
 
         Example:
-            >>> translator.translate_with_scores(["three hundred twenty one"])
-            (['dreihundert einundzwanzig'], [-0.0123])
+            >>> translations, scores = translator.translate_with_scores(["two", "\\n"])
+            >>> bool(scores[0] < 0), (translations[1], scores[1])
+            (True, ('', 0.0))
         """
         if isinstance(sentences, (str, bytes)):
             raise TypeError("translate takes a list of sentences; wrap a single one in a list")
@@ -200,7 +214,7 @@ class Translator:
         raw = as_bytes(list(sentences))
         bad = set(self.invalid(raw))
         if bad and on_invalid == "error":
-            raise ValueError(f"{text_rules.INVALID_UTF8} {sorted(bad)}")
+            raise ValueError(f"{text_rules.INVALID} {sorted(bad)}")
         good = [i for i in range(len(raw)) if i not in bad]
         rows, has_source, truncated = self.prepare([raw[i] for i in good])
         if truncated.any():
@@ -239,8 +253,8 @@ class Translator:
 
         Returns:
             list (one per sentence) of k `(translation, score)` pairs; a slot the search did
-            not fill is `("", -inf)` (`tfm.decoding.outputs.nbest`). Invalid UTF-8 raises
-            `ValueError`, as in `translate`.
+            not fill is `("", -inf)` (`tfm.decoding.outputs.nbest`). Refused input (invalid
+            UTF-8, a NUL byte) raises `ValueError`, as in `translate`.
         """
         rows, has_source, _ = self.prepare(list(sentences))
         best = [None] * len(rows)
@@ -358,8 +372,8 @@ def translate(model, tokenizer, sentences, beam_size=None, alpha=None, **kwargs)
     cache keyed by the model would keep every model alive through its Translator.
 
     Example:
-        >>> translate(model, tokenizer, ["three hundred twenty one"], beam_size=1)
-        ['dreihundert einundzwanzig']
+        >>> translate(model, tokenizer, ["two", ""], beam_size=2) == translator(["two", ""])  # `Translator`'s
+        True
     """
     key = (id(tokenizer), beam_size, alpha, tuple(sorted(kwargs.items())))
     cache = getattr(model, _TRANSLATORS_ATTRIBUTE, None)
