@@ -20,6 +20,58 @@ def _reset_keras_state():
     keras.config.set_dtype_policy("float32")
 
 
+# ---------------------------------------------------------------------------
+# The number-words tokenizer and an untrained tiny Transformer over it: built once per session,
+# shared by the decoding, export, evaluation and CTranslate2 tests (none of them trains or changes
+# the model; a test that needs other sizes builds its own).
+# ---------------------------------------------------------------------------
+NUMBER_VOCAB = 70
+TINY_MAX_LENGTH, TINY_EXTRA = 12, 4
+
+
+@pytest.fixture(scope="session")
+def number_pairs():
+    """`(english, german)`: the generated number-words task's training pairs, numbers below 2000."""
+    from tfm.data import number_words_pairs
+
+    return number_words_pairs("train", max_number=2000)
+
+
+@pytest.fixture(scope="session")
+def number_tokenizer(number_pairs):
+    """A 70-subword joint (en + de) SentencePiece vocabulary of the number-words task."""
+    from tfm.data import train_tokenizer
+
+    return train_tokenizer(list(zip(*number_pairs)), vocab_size=NUMBER_VOCAB)
+
+
+@pytest.fixture(scope="session")
+def tiny_transformer(number_tokenizer):
+    """An untrained 1-layer `TransformerConfig.tiny` over `number_tokenizer` (seed 0, no dropout): sources cut
+    at 12 subwords, outputs at most source length + 4."""
+    import tfm
+    from tfm.config import TransformerConfig
+
+    keras.utils.set_random_seed(0)
+    config = TransformerConfig.tiny(vocab_size=number_tokenizer.vocab_size, dropout=0.0, num_layers=1,
+                                    max_length=TINY_MAX_LENGTH, max_extra_length=TINY_EXTRA)
+    return tfm.build_transformer(config)
+
+
+SERVING_OPS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data_files", "serving_ops")
+
+
+@pytest.fixture(scope="session")
+def serving_ops():
+    """Op types TF Serving can load: TensorFlow 2.12.1 core + tensorflow-text 2.12.1 (tests/data_files/serving_ops,
+    its README says how they were obtained)."""
+    ops = set()
+    for name in ("tf_core_2.12.1_ops.txt", "tf_text_2.12.1_ops.txt"):
+        with open(os.path.join(SERVING_OPS_DIR, name)) as f:
+            ops |= set(f.read().split())
+    return ops
+
+
 @pytest.fixture(scope="session")
 def multi30k_dir(tmp_path_factory):
     """A temporary TFM_DATA_DIR holding a copy of ../shared/data/multi30k, or skip."""

@@ -369,69 +369,56 @@ def test_rejects_bad_arguments(transformer, sources):
 # ---------------------------------------------------------------------------
 # Text in, text out
 # ---------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def tokenizer():
-    from tfm.data import number_words_pairs, train_tokenizer
-
-    sources, targets = number_words_pairs("train", max_number=2000)
-    return train_tokenizer(list(zip(sources, targets)), vocab_size=VOCAB + 40)
-
-
-@pytest.fixture(scope="module")
-def text_model(tokenizer):
-    keras.utils.set_random_seed(0)
-    config = TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, dropout=0.0, num_layers=1,
-                                    max_length=12, max_extra_length=4)
-    return tfm.build_transformer(config)
+# The number-words tokenizer and tiny Transformer are conftest.py's `number_tokenizer` and `tiny_transformer`.
 
 
 @pytest.mark.filterwarnings("ignore:You are using a softmax over axis")
-def test_translator_matches_the_id_search(text_model, tokenizer):
+def test_translator_matches_the_id_search(tiny_transformer, number_tokenizer):
     sentences = ["three hundred twenty one", "", "seven", "one thousand two hundred five", " \t "]
-    translator = decoding.Translator(text_model, tokenizer, beam_size=2)
-    search = tf.function(lambda ids: decoding.beam_search(text_model, ids, beam_size=2),
+    translator = decoding.Translator(tiny_transformer, number_tokenizer, beam_size=2)
+    search = tf.function(lambda ids: decoding.beam_search(tiny_transformer, ids, beam_size=2),
                          input_signature=[tf.TensorSpec([None, None], tf.int32)])
     outputs, scores = translator.translate_with_scores(sentences)
     assert translator.translate(sentences) == translator(sentences) == outputs
     assert len(outputs) == 5 and all(isinstance(o, str) for o in outputs)
     assert outputs[1] == outputs[4] == "" and scores[1] == scores[4] == 0.0  # nothing in, nothing out
     for sentence, output, score in zip(sentences[:4], outputs, scores):
-        ids = tokenizer.tokenize([sentence]).to_tensor()
+        ids = number_tokenizer.tokenize([sentence]).to_tensor()
         if ids.shape[1] == 0:
             continue
         result = search(ids)
-        expected = tokenizer.detokenize(result.sequences).numpy()[0].decode().strip()
+        expected = number_tokenizer.detokenize(result.sequences).numpy()[0].decode().strip()
         assert output == expected
         assert score == pytest.approx(float(result.scores[0]), abs=1e-4)
-    assert decoding.translate(text_model, tokenizer, sentences, beam_size=2) == outputs
+    assert decoding.translate(tiny_transformer, number_tokenizer, sentences, beam_size=2) == outputs
     with pytest.raises(TypeError):
         translator("a sentence, not a list")
     with pytest.raises(ValueError, match="not valid UTF-8"):
         translator([b"\xff\xfe"])
 
 
-def test_one_beam_translator_scores_are_length_normalised(text_model, tokenizer):
+def test_one_beam_translator_scores_are_length_normalised(tiny_transformer, number_tokenizer):
     """`Translator(beam_size=1)` (what `tfm translate --beam-size 1` runs) scores log P / lp, as beams do:
     the same translation with alpha 0 and 0.6, its score divided by ((5 + |Y|) / 6)^0.6."""
     sentences = ["three hundred twenty one", "seven"]
-    plain = decoding.Translator(text_model, tokenizer, beam_size=1, alpha=0.0)
-    penalised = decoding.Translator(text_model, tokenizer, beam_size=1, alpha=0.6)
+    plain = decoding.Translator(tiny_transformer, number_tokenizer, beam_size=1, alpha=0.0)
+    penalised = decoding.Translator(tiny_transformer, number_tokenizer, beam_size=1, alpha=0.6)
     texts, scores = plain.translate_with_scores(sentences)
     same, normalised = penalised.translate_with_scores(sentences)
     assert same == texts
-    lengths = [int(plain.search_ids(tokenizer.tokenize([s]).to_tensor().numpy()).lengths[0]) for s in sentences]
+    lengths = [int(plain.search_ids(number_tokenizer.tokenize([s]).to_tensor().numpy()).lengths[0]) for s in sentences]
     assert max(lengths) > 0  # |Y| > 1 somewhere: the penalty is not 1
     np.testing.assert_allclose(normalised, np.array(scores) / ((5 + np.array(lengths) + 1) / 6) ** 0.6, rtol=1e-5)
 
 
-def test_translate_helper_lets_the_model_go(tokenizer):
+def test_translate_helper_lets_the_model_go(number_tokenizer):
     """`translate()` reuses one Translator per model, and the model can still be garbage-collected."""
     keras.utils.set_random_seed(0)
-    model = tfm.build_transformer(TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, dropout=0.0, num_layers=1,
-                                                         d_model=16, num_heads=2, d_ff=32, max_length=8,
-                                                         max_extra_length=2))
-    first = decoding.translate(model, tokenizer, ["seven"], beam_size=1)
-    assert decoding.translate(model, tokenizer, ["seven"], beam_size=1) == first
+    config = TransformerConfig.tiny(vocab_size=number_tokenizer.vocab_size, dropout=0.0, num_layers=1, d_model=16,
+                                    num_heads=2, d_ff=32, max_length=8, max_extra_length=2)
+    model = tfm.build_transformer(config)
+    first = decoding.translate(model, number_tokenizer, ["seven"], beam_size=1)
+    assert decoding.translate(model, number_tokenizer, ["seven"], beam_size=1) == first
     assert len(model._tfm_translators) == 1  # reused, not rebuilt
     alive = weakref.ref(model)
     del model
@@ -439,26 +426,26 @@ def test_translate_helper_lets_the_model_go(tokenizer):
     assert alive() is None, gc.get_referrers(alive())
 
 
-def test_translator_truncates_long_input_and_gives_attention(text_model, tokenizer, caplog):
-    translator = decoding.Translator(text_model, tokenizer, beam_size=1)
+def test_translator_truncates_long_input_and_gives_attention(tiny_transformer, number_tokenizer, caplog):
+    translator = decoding.Translator(tiny_transformer, number_tokenizer, beam_size=1)
     long = " ".join(["seven hundred"] * 500)
     with caplog.at_level("WARNING", logger="tfm.decoding"):
         [output] = translator([long])
     assert "truncated" in caplog.text and "12 subwords" in caplog.text
     # The translation of the first max_length subwords, nothing of the rest.
-    first = tokenizer.tokenize([long])[:, :12].to_tensor()
-    result = _graph(decoding.greedy_search, model=text_model)(first)
-    assert output == tokenizer.detokenize(result.sequences).numpy()[0].decode().strip()
+    first = number_tokenizer.tokenize([long])[:, :12].to_tensor()
+    result = _graph(decoding.greedy_search, model=tiny_transformer)(first)
+    assert output == number_tokenizer.detokenize(result.sequences).numpy()[0].decode().strip()
     maps = translator.attention("three hundred twenty one")
     assert maps["cross_attention"][0].shape == (4, len(maps["target_tokens"]), len(maps["source_tokens"]))
     assert maps["target_tokens"][-1] == "[END]"
 
 
 @pytest.mark.filterwarnings("ignore:You are using a softmax over axis")  # an empty source: one key
-def test_attention_translation_is_the_translators(text_model, tokenizer):
+def test_attention_translation_is_the_translators(tiny_transformer, number_tokenizer):
     """`Translator.attention(s)["translation"]` is `Translator([s])[0]`: the same text rules, so a
     blank sentence gives "" there too, not what the model invents for an empty source."""
-    translator = decoding.Translator(text_model, tokenizer, beam_size=1)
+    translator = decoding.Translator(tiny_transformer, number_tokenizer, beam_size=1)
     sentences = ["three hundred twenty one", "", " \t "]
     assert [translator.attention(s)["translation"] for s in sentences] == translator(sentences)
 
@@ -499,11 +486,11 @@ def test_top_k_in_two_passes_equals_tf_top_k(vocab, k):
 
 
 @pytest.mark.filterwarnings("ignore:You are using a softmax over axis")
-def test_translator_batches_in_flight_keep_the_order(text_model, tokenizer):
+def test_translator_batches_in_flight_keep_the_order(tiny_transformer, number_tokenizer):
     sentences = ["seven", "three hundred twenty one", "", "ninety nine", "one thousand two hundred five", "four",
                  "eighty eight"]
-    one = decoding.Translator(text_model, tokenizer, beam_size=2, batch_size=2, workers=1)
-    three = decoding.Translator(text_model, tokenizer, beam_size=2, batch_size=2, workers=3)
+    one = decoding.Translator(tiny_transformer, number_tokenizer, beam_size=2, batch_size=2, workers=1)
+    three = decoding.Translator(tiny_transformer, number_tokenizer, beam_size=2, batch_size=2, workers=3)
     assert three.translate_with_scores(sentences) == one.translate_with_scores(sentences)
     with pytest.raises(ValueError, match="workers=0"):
-        decoding.Translator(text_model, tokenizer, workers=0)
+        decoding.Translator(tiny_transformer, number_tokenizer, workers=0)

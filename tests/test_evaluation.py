@@ -4,10 +4,8 @@ import json
 import math
 import os
 
-import keras
 import pytest
 
-import tfm
 from tfm import cli, evaluation
 from tfm.config import TransformerConfig
 
@@ -43,12 +41,20 @@ def test_cased_bleu_lowercased_bleu_and_13a_tokenization_by_hand():
     assert scores["bleu"] == pytest.approx(80.91, abs=0.01)
     assert [round(p, 4) for p in scores["bleu_details"]["precisions"]] == \
         [round(100 * x, 4) for x in (6 / 7, 5 / 6, 4 / 5, 3 / 4)]
-    assert 0 < scores["chrf"] < 100  # chrF is case-sensitive too
+    # chrF2 (sacreBLEU: spaces dropped, character 1- to 6-grams, P and R averaged over the orders, then F_2):
+    # "Thecatsatonthemat." vs "thecatsatonthemat.", 18 characters each, differ in the first only. Of the
+    # 19 - n n-grams on either side all but the first match, so P_n = R_n = (18 - n) / (19 - n) and
+    # chrF = mean(17/18, 16/17, 15/16, 14/15, 13/14, 12/13) = 93.47.
+    expected_chrf = 100 * sum((18 - n) / (19 - n) for n in range(1, 7)) / 6
+    assert expected_chrf == pytest.approx(93.47, abs=0.01)
+    assert scores["chrf"] == pytest.approx(expected_chrf, abs=1e-6)  # chrF is case-sensitive too
     assert "tok:13a" in scores["bleu_signature"] and "case:mixed" in scores["bleu_signature"]
     assert "tok:13a" in scores["bleu_tokenized_lc_signature"] and "case:lc" in scores["bleu_tokenized_lc_signature"]
     assert "nc:6" in scores["chrf_signature"] and "nw:0" in scores["chrf_signature"]  # chrF2's settings
-    text = evaluation.format_scores(scores)
-    assert "BLEU" in text and "chrF" in text and scores["bleu_signature"] in text
+    lines = evaluation.format_scores(scores).splitlines()
+    assert lines[0] == f"BLEU                80.91  {scores['bleu_signature']}"
+    assert lines[1] == f"BLEU (tok, lc)     100.00  {scores['bleu_tokenized_lc_signature']}"
+    assert lines[3] == f"chrF                93.47  {scores['chrf_signature']}"
 
 
 def test_references_without_4grams_use_effective_order():
@@ -67,12 +73,17 @@ def test_references_without_4grams_use_effective_order():
 
 
 def test_one_overlong_hypothesis_does_not_sink_short_references():
-    """With max order 3, a single 5-word hypothesis among perfect ones costs a little, not most."""
+    """With max order 3, a single 5-word hypothesis among 19 perfect 3-word ones costs a little, not most:
+    62 hypothesis words against 60 (BP = 1), n-gram precisions 60/62, 40/42, 20/22, so
+    BLEU = (60/62 * 40/42 * 20/22)^(1/3) = 94.27."""
     refs = [f"{a} hundert {b}" for a in ("ein", "zwei", "drei", "vier") for b in ("eins", "zwei", "drei", "neun", "zehn")]
     hyps = list(refs)
     hyps[0] = "ein hundert eins und zwanzig"
     scores = evaluation.score(hyps, refs)
-    assert 85.0 < scores["bleu"] < 100.0, scores["bleu"]
+    expected = 100 * (60 / 62 * 40 / 42 * 20 / 22) ** (1 / 3)
+    assert expected == pytest.approx(94.27, abs=0.01)
+    assert scores["bleu"] == pytest.approx(expected, abs=1e-6)
+    assert scores["bleu_details"]["bp"] == 1.0
 
 
 def test_score_rejects_mismatched_lengths():
@@ -83,25 +94,13 @@ def test_score_rejects_mismatched_lengths():
 
 
 # ---------------------------------------------------------------------------
-# The commands, on a tiny untrained model (load_run replaced), then once for real.
+# The commands, on conftest.py's tiny untrained model (load_run replaced), then once for real.
 # ---------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def model_and_tokenizer():
-    from tfm.data import number_words_pairs, train_tokenizer
-
-    sources, targets = number_words_pairs("train", max_number=2000)
-    tokenizer = train_tokenizer(list(zip(sources, targets)), vocab_size=70)
-    keras.utils.set_random_seed(0)
-    config = TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, dropout=0.0, num_layers=1, max_length=16,
-                                    max_extra_length=3)
-    return tfm.build_transformer(config), tokenizer
-
-
 @pytest.fixture
-def fake_run(tmp_path, monkeypatch, model_and_tokenizer):
+def fake_run(tmp_path, monkeypatch, tiny_transformer, number_tokenizer):
     import tfm.runs
 
-    model, tokenizer = model_and_tokenizer
+    model, tokenizer = tiny_transformer, number_tokenizer
     info = {"run_dir": str(tmp_path), "checkpoint": None,
             "data": {"dataset": "numbers", "source_lang": None, "target_lang": None, "data_dir": None}}
     monkeypatch.setattr(tfm.runs, "load_run", lambda run_dir, checkpoint=None: (model, tokenizer, info))
@@ -120,14 +119,14 @@ def test_evaluate_command_writes_hypotheses_and_scores(fake_run, capsys):
         assert key in scores
     assert scores["sentences"] == 12 and scores["beam_size"] == 2 and scores["split"] == "val"
     out = capsys.readouterr().out
-    assert "BLEU" in out and "val.beam2.txt" in out
+    assert evaluation.format_scores(scores) in out and os.path.join(str(fake_run), "hyps", "val.beam2.txt") in out
 
 
-def test_translate_command_reads_arguments_and_stdin(fake_run, capsys, monkeypatch, model_and_tokenizer):
+def test_translate_command_reads_arguments_and_stdin(fake_run, capsys, monkeypatch, tiny_transformer,
+                                                     number_tokenizer):
     from tfm import decoding
 
-    model, tokenizer = model_and_tokenizer
-    expected = decoding.Translator(model, tokenizer, beam_size=1)(["seven", "", "two hundred"])
+    expected = decoding.Translator(tiny_transformer, number_tokenizer, beam_size=1)(["seven", "", "two hundred"])
     args = argparse.Namespace(run=str(fake_run), beam_size=1, alpha=0.6, checkpoint=None, strict=False,
                               text=["seven", "", "two hundred"])
     assert cli.translate_command(args) == 0
@@ -171,5 +170,6 @@ def test_cli_end_to_end_on_a_real_run(tmp_path, capsys):
     assert cli.main(["translate", "--run", run, "--beam-size", "2", "seven", "ninety nine"]) == 0
     assert cli.main(["export", "--run", run, "--output", str(tmp_path / "export" / "1"), "--beam-size", "2"]) == 0
     out = capsys.readouterr().out
-    assert "BLEU" in out and "exported" in out
-    assert math.isfinite(json.load(open(os.path.join(run, "hyps", "test.beam2.json")))["chrf"])
+    with open(os.path.join(run, "hyps", "test.beam2.json")) as f:
+        assert evaluation.format_scores(json.load(f)) in out
+    assert "exported" in out

@@ -6,9 +6,6 @@ import socket
 
 import pytest
 
-SERVING_OPS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "serving")
-
-
 @pytest.fixture
 def no_network(monkeypatch):
     """Any attempt to open a network connection fails the test."""
@@ -42,20 +39,6 @@ def read_gz_lines(path, limit=None):
     with gzip.open(path, "rt", encoding="utf-8") as f:
         lines = [line.strip() for line in f]
     return lines[:limit] if limit else lines
-
-
-@pytest.fixture(scope="session")
-def serving_ops():
-    """Op types TF Serving can load: TF 2.12.1 core + tensorflow-text 2.12.1 (../shared/serving), or skip."""
-    names = ("tf_core_2.12.1_ops.txt", "tf_text_2.12.1_ops.txt")
-    paths = [os.path.join(SERVING_OPS_DIR, name) for name in names]
-    if not all(os.path.isfile(p) for p in paths):
-        pytest.skip(f"serving op lists not found in {os.path.normpath(SERVING_OPS_DIR)}")
-    ops = set()
-    for path in paths:
-        with open(path) as f:
-            ops |= set(f.read().split())
-    return ops
 
 
 @pytest.fixture(scope="session")
