@@ -3,6 +3,7 @@
     python benchmarks/parsing_at_budget.py --data-dir DIR                  # 15 min of training per model
     python benchmarks/parsing_at_budget.py --data-dir DIR --budget 3600    # an hour each
     python benchmarks/parsing_at_budget.py --quick                         # 1 min each (smoke run)
+    python benchmarks/parsing_at_budget.py --data-dir DIR --precision mixed_bfloat16   # force bfloat16
 
 DIR holds `nltk_data/corpora/treebank.zip` (a copy of ../shared/data/nltk_data, or what
 `nltk.download("treebank")` fetches); `$TFM_DATA_DIR` works too. Without it the script says
@@ -12,10 +13,11 @@ Rows, all scored the EVALB way (COLLINS.prm) on the held-out test files wsj_0185
 (196 sentences), beside the paper's Table 4:
 - a right-branching baseline (no learning);
 - the Transformer, `parse_small` preset (4 layers, d_model 256, pre-LN), trained from
-  scratch in one `model.fit` until its training time passes `--budget` seconds, the last
+  scratch in one `model.fit` until its training time passes `--budget` seconds (mixed_bfloat16
+  where the CPU computes bfloat16 in hardware, else float32: `--precision`), the last
   checkpoints averaged, decoded with the preset's beam 21, alpha 0.3, input + 300;
 - the Bahdanau seq2seq of the same preset (same data, same budget, same decoding).
-Each model is decoded twice: with the tree constraint (`tfm.decoding.TreeConstraint`: only
+Each model is decoded twice: with the tree constraint (`tfm.parsing.TreeConstraint`: only
 well-formed trees with one leaf per word are searched; the row's F1) and without it (any
 output, repaired into a tree afterwards, as Vinyals et al. 2015; `unconstrained` in the
 JSON). The repair rate of both is reported. The paper's 91.3 is for the full WSJ (~40K
@@ -34,6 +36,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import save_result  # noqa: E402
+from quality_at_budget import use_mixed_precision  # noqa: E402  the --precision rule, defined there
 
 MODELS = {"transformer": "Transformer, parse_small (4 layers, d 256, pre-LN)",
           "bahdanau": "Bahdanau seq2seq (LSTM 256, additive attention)"}
@@ -75,8 +78,9 @@ def _scores(scores):
 
 def run_model(name, args, gold, curves):
     from tfm.checkpoints import average_checkpoints
-    from tfm.evaluation import evaluate_parsing, split_pairs
+    from tfm.evaluation import split_pairs
     from tfm.models.registry import make_config
+    from tfm.parsing import evaluate_parsing
     from tfm.runs import epoch_checkpoints, load_run
     from tfm.training import train
 
@@ -86,7 +90,7 @@ def run_model(name, args, gold, curves):
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
     points = curves[label] = []
     result = train(config, "ptb_parse", output=run_dir, epochs=args.max_epochs, data_dir=args.data_dir, seed=0,
-                   validation=False, verbose=0, mixed_precision=True,
+                   validation=False, verbose=0, mixed_precision=args.mixed_precision,
                    callbacks=[budget_callback(args.budget, label, points)])
     last = min(config.checkpoints_to_average, len(epoch_checkpoints(run_dir)))
     if last >= 2:
@@ -99,9 +103,13 @@ def run_model(name, args, gold, curves):
                                                           beam_size=args.beam_size, constrained=constrained)
         print(f"  {label}: test F1 {scores['f1']:.2f} ({'constrained' if constrained else 'unconstrained'} "
               f"search, {scores['repaired']} of {scores['sentences']} outputs repaired)", flush=True)
-    return {"model": label, "preset": "parse_small", "epochs": result.epochs,
+    return {"model": label, "preset": "parse_small", "dtype_policy": _dtype_policy(args), "epochs": result.epochs,
             "train_seconds": points[-1][0] if points else 0, "averaged": last, "params": model.count_params(),
             **_scores(found[True][1]), "unconstrained": _scores(found[False][1])}
+
+
+def _dtype_policy(args):
+    return "mixed_bfloat16" if args.mixed_precision else "float32"
 
 
 def main(argv=None):
@@ -114,6 +122,9 @@ def main(argv=None):
     parser.add_argument("--beam-size", type=int, default=None, help="override the preset's beam 21")
     parser.add_argument("--runs", default=os.path.join("runs", "parsing_at_budget"), help="run folders")
     parser.add_argument("--quick", action="store_true", help="a 60 s budget (smoke run)")
+    parser.add_argument("--precision", choices=["auto", "float32", "mixed_bfloat16"], default="auto",
+                        help="auto (default): mixed_bfloat16 where the CPU has hardware bfloat16, else float32 "
+                             "(emulated bfloat16 is no faster)")
     args = parser.parse_args(argv)
     if args.quick:
         args.budget = 60
@@ -125,13 +136,15 @@ def main(argv=None):
     except FileNotFoundError as error:
         print(f"parsing_at_budget: skipped: {error}")
         return 0
+    args.mixed_precision = use_mixed_precision(args.precision)
     rows = [right_branching_row(gold)]
     curves = {}
     for name in args.models:
         rows.append(run_model(name, args, gold, curves))
     command = "python benchmarks/parsing_at_budget.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    path = save_result("parsing_at_budget", {"command": command.strip(), "budget_s": args.budget, "rows": rows,
-                                             "curves": curves, "test_sentences": len(gold)})
+    path = save_result("parsing_at_budget", {"command": command.strip(), "budget_s": args.budget,
+                                             "dtype_policy": _dtype_policy(args), "rows": rows, "curves": curves,
+                                             "test_sentences": len(gold)})
     for row in rows:
         free = f"  (unconstrained F1 {row['unconstrained']['f1']:.2f})" if "unconstrained" in row else ""
         print(f"{row['model']:<55} F1 {row['f1']:6.2f}  P {row['precision']:6.2f}  R {row['recall']:6.2f}{free}")

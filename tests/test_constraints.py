@@ -1,148 +1,57 @@
-"""Constrained decoding (`tfm.decoding.constraints`): the tree constraint's rules by hand, and searches that
-can only write well-formed trees with one leaf per word (§6.3)."""
+"""The search's generic constraint protocol (`tfm.decoding.Constraint`) with constraints that know nothing of
+trees: greedy and beam search, static or dynamic shapes, write only what a constraint allows. (The parser's
+tree constraint is tested in tests/parsing/test_tree_constraint.py.)"""
 
-import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
-import tfm
 from tfm import decoding
-from tfm.data.ptb_parse import delinearize
-from tfm.special_tokens import END_ID, RESERVED_TOKENS, START_ID
+from tfm.special_tokens import END_ID, RESERVED_TOKENS
 
-# ids: 0-3 reserved, 4 "(S", 5 "(NP", 6 ")", 7 "XX", 8 "▁dog", 9 "s", 10 "▁the", 11 "▁("
-VOCAB = RESERVED_TOKENS + ["▁(S", "▁(NP", "▁)", "▁XX", "▁dog", "s", "▁the", "▁("]
-OPEN_S, OPEN_NP, CLOSE, XX, DOG, S_PIECE, THE, PAREN = range(4, 12)
-PIECE = {i: p.lstrip("▁") for i, p in enumerate(VOCAB)}
+BANNED = 7
+EXTRA = 4  # conftest's tiny_transformer: outputs at most source length + 4
 
 
-def reference_allowed(tokens, words):
-    """The rules of `TreeConstraint` in plain Python: the ids allowed after `tokens` for a sentence of `words`."""
-    depth = sum((t in (OPEN_S, OPEN_NP)) - (t == CLOSE) for t in tokens)
-    leaves = sum(t == XX for t in tokens)
-    last_open = bool(tokens) and tokens[-1] in (OPEN_S, OPEN_NP)
-    allowed = set()
-    if leaves < words and (depth > 0 or not tokens):
-        allowed |= {OPEN_S, OPEN_NP}
-    if leaves < words and depth > 0:
-        allowed.add(XX)
-    if depth > 0 and not last_open and (depth > 1 or leaves == words):
-        allowed.add(CLOSE)
-    if tokens and depth == 0:
-        allowed.add(END_ID)
-    return allowed
+class Never(decoding.Constraint):
+    """Never writes `token`; nothing to know about a sentence (the base class's `sentence_info`)."""
+
+    def __init__(self, vocab_size, token):
+        self.vocab_size, self.token = vocab_size, token
+
+    def allowed(self, prefix, index, info):
+        row = tf.range(self.vocab_size) != self.token  # (V,)
+        return tf.tile(row[tf.newaxis], [tf.shape(prefix)[0], 1])  # (N, V)
 
 
-@pytest.fixture(scope="module")
-def constraint():
-    return decoding.TreeConstraint(VOCAB)
+class EvenIdsAsLongAsTheSource:
+    """No base class (the protocol is duck-typed): even ids only, exactly as many as the source has tokens,
+    then END. `sentence_info` is each source's length, so the search must carry it through beams and
+    through sentences leaving the batch."""
 
+    def __init__(self, vocab_size):
+        self.vocab_size = vocab_size
 
-def test_pieces_are_classified(constraint):
-    # "▁(" alone is a word piece (a literal parenthesis), not an opener.
-    assert (constraint.open_ids, constraint.close_ids, constraint.leaf_ids) == ([OPEN_S, OPEN_NP], [CLOSE], [XX])
-    assert "2 openers" in repr(constraint)
+    def sentence_info(self, source_ids):
+        return tf.reduce_sum(tf.cast(source_ids > 0, tf.int32), axis=1)  # (B,)
 
-
-@pytest.mark.parametrize("tokens, words", [
-    ([], 2), ([OPEN_S], 2), ([OPEN_S, XX], 2), ([OPEN_S, XX, XX], 2), ([OPEN_S, XX, XX, CLOSE], 2),
-    ([OPEN_S, OPEN_NP], 2), ([OPEN_S, OPEN_NP, XX], 2), ([OPEN_S, OPEN_NP, XX, CLOSE], 2),
-    ([OPEN_S, OPEN_NP, XX, XX], 2), ([OPEN_S, OPEN_NP, OPEN_NP, XX, CLOSE], 3), ([], 0),
-])
-def test_allowed_tokens_match_the_rules_worked_by_hand(constraint, tokens, words):
-    width = 8
-    prefix = np.zeros((1, width), "int32")
-    prefix[0, 0] = START_ID
-    prefix[0, 1: 1 + len(tokens)] = tokens
-    allowed = constraint.allowed(tf.constant(prefix), tf.constant(len(tokens)), tf.constant([words]))
-    got = set(np.flatnonzero(allowed.numpy()[0]).tolist())
-    assert got == reference_allowed(tokens, words)
-
-
-def test_specific_cases_by_hand(constraint):
-    def allowed(tokens, words):
-        prefix = np.array([[START_ID] + tokens + [0] * (6 - len(tokens))], "int32")
-        return set(np.flatnonzero(constraint.allowed(prefix, len(tokens), [words]).numpy()[0]).tolist())
-
-    assert allowed([], 2) == {OPEN_S, OPEN_NP}  # a tree starts with its root
-    assert allowed([OPEN_S, XX], 2) == {OPEN_S, OPEN_NP, XX}  # the root may not close with a word left
-    assert allowed([OPEN_S, XX, XX], 2) == {CLOSE}  # every word has its leaf: close
-    assert allowed([OPEN_S, XX, XX, CLOSE], 2) == {END_ID}  # one root only
-    assert allowed([OPEN_S, OPEN_NP], 2) == {OPEN_S, OPEN_NP, XX}  # no empty constituent
-
-
-def test_words_are_counted_from_the_source_pieces(constraint):
-    # "the dogs ( dog" -> ▁the ▁dog s ▁( ▁dog: four words; PAD and reserved ids count nothing.
-    source = tf.constant([[THE, DOG, S_PIECE, PAREN, DOG, 0], [DOG, 0, 0, 0, 0, 0]])
-    assert constraint.sentence_info(source).numpy().tolist() == [4, 1]
-
-
-def test_a_vocabulary_without_tree_pieces_is_refused():
-    with pytest.raises(ValueError, match=r"no opener .*whole_tokens"):
-        decoding.TreeConstraint(RESERVED_TOKENS + ["▁(", "NP", "▁)", "▁XX"])
-
-
-class Preference(decoding.Decodable):
-    """A decodable whose next-token logits are the same at every step: `order`, most liked first."""
-
-    vocab_size = len(VOCAB)
-    max_source_length = None
-    max_steps = None
-    default_max_extra_length = 12
-
-    def __init__(self, order):
-        logits = np.full(self.vocab_size, -20.0, "float32")
-        logits[list(order)] = -np.arange(len(order), dtype="float32")
-        self.logits = tf.constant(logits)
-
-    def start(self, source_ids, max_steps, use_cache=True):
-        return {"source": source_ids}, {}
-
-    def step(self, sequences, index, static, dynamic, use_cache=True):
-        return tf.tile(self.logits[tf.newaxis], [tf.shape(sequences)[0], 1]), dynamic
-
-
-# A model that likes to close and to end: unconstrained, it writes ")" and ends; constrained, a tree.
-CLOSER = Preference([CLOSE, END_ID, XX, OPEN_NP, OPEN_S, DOG])
-
-
-def _tokens(row):
-    return [t for t in np.asarray(row).tolist() if t]
-
-
-def test_greedy_writes_a_tree_where_unconstrained_search_writes_brackets(constraint):
-    source = tf.constant([[THE, DOG, DOG, 0], [DOG, 0, 0, 0]])  # 3 words, 1 word
-    free = decoding.greedy_search(CLOSER, source)
-    assert [_tokens(r) for r in free.sequences.numpy()] == [[CLOSE] * 15, [CLOSE] * 13]  # until the limit
-    tied = decoding.greedy_search(CLOSER, source, constraint=constraint)
-    assert [_tokens(r) for r in tied.sequences.numpy()] == [[OPEN_NP, XX, XX, XX, CLOSE], [OPEN_NP, XX, CLOSE]]
-    # The scores renormalise over the allowed tokens: one choice -> log 1 = 0; XX over {XX, (NP, (S};
-    # then / lp(|Y|) with alpha 0.6 (|Y| = 5 and 3 tokens + END).
-    choice = np.log(np.exp(-2.0) / (np.exp(-2.0) + np.exp(-3.0) + np.exp(-4.0)))
-    first = np.log(np.exp(-3.0) / (np.exp(-3.0) + np.exp(-4.0)))  # (NP over {(NP, (S}
-    np.testing.assert_allclose(tied.scores.numpy(), [(first + 3 * choice) / (11 / 6) ** 0.6,
-                                                     (first + choice) / (9 / 6) ** 0.6], rtol=1e-5)
-
-
-@pytest.fixture(scope="module")
-def random_model():
-    keras.utils.set_random_seed(0)
-    config = tfm.TransformerConfig.tiny(vocab_size=len(VOCAB), dropout=0.0, num_layers=1, max_length=16,
-                                        max_extra_length=30)
-    return tfm.build_transformer(config)
+    def allowed(self, prefix, index, info):
+        ids = tf.range(self.vocab_size)
+        even = (ids % 2 == 0) & (ids >= len(RESERVED_TOKENS))  # (V,)
+        done = tf.fill(tf.shape(info), index) >= info  # (N,)
+        return tf.where(done[:, tf.newaxis], (ids == END_ID)[tf.newaxis], even[tf.newaxis])  # (N, V)
 
 
 class Leaning(decoding.Decodable):
-    """An untrained Transformer (KV cache, dynamic shapes and all) whose logits lean towards leaves and
-    closers: left alone, random weights mostly open brackets until the length limit, which tests nothing."""
+    """The untrained tiny Transformer (KV cache, dynamic shapes and all), its logits pushed towards `token`
+    and odd ids: left alone it writes them, so a constraint that forbids them is seen at work."""
 
-    def __init__(self, model):
+    def __init__(self, model, token):
         self.inner = decoding.as_decodable(model)
         for name in ("vocab_size", "max_source_length", "max_steps", "default_max_extra_length"):
             setattr(self, name, getattr(self.inner, name))
-        bias = np.zeros(len(VOCAB), "float32")
-        bias[[XX, CLOSE]] = 3.0
+        bias = np.where(np.arange(self.vocab_size) % 2 == 1, 2.0, 0.0).astype("float32")
+        bias[token] = 6.0
         self.bias = tf.constant(bias)
 
     def start(self, *args, **kwargs):
@@ -154,70 +63,75 @@ class Leaning(decoding.Decodable):
 
 
 @pytest.fixture(scope="module")
-def leaning(random_model):
-    return Leaning(random_model)
+def leaning(tiny_transformer):
+    return Leaning(tiny_transformer, BANNED)
 
 
 @pytest.fixture(scope="module")
-def word_sources():
+def sources(leaning):
     rng = np.random.default_rng(0)
-    ids = rng.choice([THE, DOG], size=(6, 5)).astype("int32")
-    for i, n in enumerate([5, 1, 3, 4, 2, 5]):
-        ids[i, n:] = 0
+    ids = rng.integers(len(RESERVED_TOKENS), leaning.vocab_size, size=(5, 6)).astype("int32")
+    for row, length in enumerate([6, 1, 3, 5, 2]):
+        ids[row, length:] = 0
     return ids
 
 
-def _check_every_output(constraint, sources, sequences, lengths, limit_extra):
-    """Each output obeys the rules at every step; an output that ended before its limit is a whole tree."""
-    words = constraint.sentence_info(sources).numpy()
-    for n, source_length, row, length in zip(words, (sources > 0).sum(1), sequences, lengths):
-        tokens = _tokens(row)[:length]
-        for step, token in enumerate(tokens):
-            assert token in reference_allowed(tokens[:step], n), (tokens, step)
-        if length < source_length + limit_extra:  # ended by END, not at the limit
-            tree, repaired = delinearize([PIECE[t] for t in tokens], ["w"] * n)
-            assert not repaired and len(tree.leaves()) == n, tokens
+def _outputs(result):
+    """Every finished hypothesis of every sentence, as a list of token lists."""
+    rows = result.all_sequences.numpy().reshape(-1, result.all_sequences.shape[-1])
+    finite = np.isfinite(result.all_scores.numpy().reshape(-1))
+    return [[t for t in row.tolist() if t] for row in rows[finite]]
 
 
-@pytest.mark.parametrize("kwargs", [dict(beam_size=1), dict(beam_size=3), dict(beam_size=2, alpha=1.0)])
-def test_an_untrained_transformer_writes_only_trees(leaning, word_sources, constraint, kwargs):
-    result = decoding.search(leaning, word_sources, constraint=constraint, **kwargs)
-    sequences, lengths = result.sequences.numpy(), result.lengths.numpy()
-    _check_every_output(constraint, word_sources, sequences, lengths, 30)
-    ended = [length < (s > 0).sum() + 30 for s, length in zip(word_sources, lengths)]
-    assert sum(ended) >= 3, lengths  # most end well before the limit: the check above is not vacuous
+SEARCHES = [dict(beam_size=1), dict(beam_size=3), dict(beam_size=2, alpha=1.0)]
 
 
-def test_constrained_dynamic_shapes_equal_static(leaning, word_sources, constraint):
-    """The constraint reads its state from the prefix: beams reordered and sentences leaving the batch agree."""
+@pytest.mark.parametrize("kwargs", SEARCHES)
+def test_a_banned_token_is_never_written(leaning, sources, kwargs):
+    free = decoding.search(leaning, sources, return_all=True, **kwargs)
+    assert any(BANNED in tokens for tokens in _outputs(free))  # the model wants it: the test is not vacuous
+    tied = decoding.search(leaning, sources, return_all=True, constraint=Never(leaning.vocab_size, BANNED),
+                           **kwargs)
+    outputs = _outputs(tied)
+    assert len(outputs) >= len(sources) and not any(BANNED in tokens for tokens in outputs)
+    assert np.isfinite(tied.scores.numpy()).all()
+
+
+@pytest.mark.parametrize("kwargs", SEARCHES)
+def test_a_constraint_that_reads_the_source(leaning, sources, kwargs):
+    free = decoding.search(leaning, sources, **kwargs)
+    assert any(t % 2 for row in free.sequences.numpy() for t in row if t)  # odd ids are what it likes
+    result = decoding.search(leaning, sources, constraint=EvenIdsAsLongAsTheSource(leaning.vocab_size), **kwargs)
+    source_lengths = (sources > 0).sum(axis=1)
+    np.testing.assert_array_equal(result.lengths.numpy(), source_lengths)  # END exactly when allowed
+    for row, length in zip(result.sequences.numpy(), source_lengths):
+        assert all(t % 2 == 0 and t >= len(RESERVED_TOKENS) for t in row[:length]) and not row[length:].any()
+    assert np.isfinite(result.scores.numpy()).all()
+
+
+def test_dynamic_shapes_equal_static_under_a_constraint(leaning, sources):
+    """Sentences leave the batch at different steps (their lengths differ): the constraint's per-sentence
+    info leaves with them, and the answers equal those of fixed shapes."""
+    constraint = EvenIdsAsLongAsTheSource(leaning.vocab_size)
     run = lambda static: tf.function(lambda ids: decoding.beam_search(  # noqa: E731
-        leaning, ids, beam_size=3, return_all=True, static_shapes=static, constraint=constraint))(word_sources)
+        leaning, ids, beam_size=3, return_all=True, static_shapes=static, constraint=constraint))(sources)
     dynamic, static = run(False), run(True)
     for key in ("sequences", "lengths", "all_sequences"):
         np.testing.assert_array_equal(getattr(dynamic, key).numpy(), getattr(static, key).numpy(), err_msg=key)
     np.testing.assert_allclose(dynamic.scores.numpy(), static.scores.numpy(), atol=1e-5)
-    for beam in range(3):
-        finished = np.isfinite(dynamic.all_scores.numpy()[:, beam])
-        all_sequences = dynamic.all_sequences.numpy()[:, beam]
-        _check_every_output(constraint, word_sources[finished], all_sequences[finished],
-                            (all_sequences[finished] > 0).sum(1), 30)
 
 
-def test_translator_refuses_a_constraint_of_another_vocabulary(random_model):
-    class Tokenizer:
-        vocab_size = 20
-
-    other = decoding.TreeConstraint(VOCAB + [f"▁w{i}" for i in range(8)])
-    with pytest.raises(ValueError, match="covers 20 ids, the model's vocabulary has 12"):
-        decoding.Translator(random_model, Tokenizer(), constraint=other)
+def test_the_base_class_knows_nothing_about_sentences_and_allows_nothing_by_itself():
+    source = tf.constant([[5, 6, 0], [7, 0, 0]])
+    assert decoding.Constraint().sentence_info(source).numpy().tolist() == [0, 0]
+    with pytest.raises(NotImplementedError, match="Constraint must implement allowed"):
+        decoding.Constraint().allowed(source, 0, tf.zeros([2], tf.int32))
 
 
-@pytest.mark.parametrize("beam_size", [1, 3])
-def test_a_sentence_with_no_words_ends_at_once(constraint, beam_size):
-    """No token is allowed for a source without a word (no root can get a leaf): the search may then
-    end, and does, instead of writing a token the constraint forbids."""
-    source = tf.constant([[S_PIECE, 0], [DOG, 0]])  # "s" begins no word: 0 words; "▁dog": 1 word
-    result = decoding.search(CLOSER, source, beam_size=beam_size, constraint=constraint)
-    assert result.lengths.numpy()[0] == 0 and np.isfinite(result.scores.numpy()).all()  # END, not NaN
-    assert int(result.steps) < 10  # the wordless sentence did not run to its limit (14 tokens, then END)
-    assert _tokens(result.sequences.numpy()[1]) == [OPEN_NP, XX, CLOSE]
+def test_translator_takes_a_constraint_of_its_vocabulary_only(tiny_transformer, number_tokenizer):
+    vocab = number_tokenizer.vocab_size
+    translator = decoding.Translator(tiny_transformer, number_tokenizer, beam_size=2,
+                                     constraint=Never(vocab, BANNED))
+    assert len(translator(["one hundred", "seven"])) == 2
+    with pytest.raises(ValueError, match=f"covers {vocab + 1} ids, the model's vocabulary has {vocab}"):
+        decoding.Translator(tiny_transformer, number_tokenizer, constraint=Never(vocab + 1, BANNED))

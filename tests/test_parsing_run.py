@@ -24,6 +24,19 @@ def test_parse_presets_hold_the_papers_section_6_3_settings():
     assert cli.PRESETS == list(TransformerConfig.PRESETS)
 
 
+def test_train_help_names_the_parsing_dataset(capsys):
+    """`tfm train --help` lists ptb_parse beside the translation corpora (and still imports no TensorFlow:
+    tests/test_cli.py)."""
+    from tfm.data import DATASET_NAMES, PARSING_TASKS
+
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--help"])
+    options = " ".join(capsys.readouterr().out.split("options:")[1].split())
+    dataset_help = options[options.index("--dataset DATASET"):options.index("--source-lang SOURCE_LANG")]
+    assert set(PARSING_TASKS) <= set(DATASET_NAMES) and all(task in dataset_help for task in PARSING_TASKS)
+    assert "multi30k" in dataset_help and "files" in dataset_help
+
+
 @pytest.mark.slow
 def test_train_and_evaluate_a_parser(treebank_data_dir, tmp_path, capsys):
     """A few steps of the parse_small recipe (shrunk), then `tfm evaluate`: F1 and the repair rate are reported
@@ -47,7 +60,7 @@ def test_train_and_evaluate_a_parser(treebank_data_dir, tmp_path, capsys):
     import nltk
 
     from tfm.data.ptb_parse import ptb_parse_trees
-    from tfm.decoding import TreeConstraint
+    from tfm.parsing import TreeConstraint
 
     # The constraint counts each sentence's words from its subwords: right for every test sentence.
     all_gold = ptb_parse_trees("test", treebank_data_dir, download=False)

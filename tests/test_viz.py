@@ -97,14 +97,9 @@ def test_beam_attention_has_one_panel_per_hypothesis():
         viz.plot_beam_attention([])
 
 
-def test_plot_tree_puts_words_on_the_bottom_row_and_marks_the_highlighted_span():
-    from nltk import Tree
-
-    tree = Tree.fromstring("(S (NP (DT the) (NN dog)) (VP (VBZ runs)))")
-    fig = viz.plot_tree(tree, highlight={("VP", 2, 3)})  # reached through tfm.viz, drawn by tfm.tree_plots
-    texts = {t.get_text(): t for t in fig.axes[0].texts}
-    assert {"the", "dog", "runs", "S", "NP", "VP"} <= set(texts)
-    bottom = min(t.get_position()[1] for t in texts.values())
-    assert all(texts[w].get_position()[1] == bottom for w in ("the", "dog", "runs"))
-    assert texts["VP"].get_color() == "crimson" and texts["NP"].get_color() == "navy"
-    plt.close(fig)
+def test_figure_axes_draws_into_a_given_axes_or_a_new_figure():
+    fig, ax = viz.figure_axes(None, figsize=(3, 2))
+    assert fig.axes == [ax] and tuple(fig.get_size_inches()) == (3, 2)
+    other, (left, right) = plt.subplots(1, 2)
+    assert viz.figure_axes(right, figsize=(9, 9)) == (other, right)  # figsize is for new figures only
+    assert viz.plot_learning_rate({"base": tfm.TransformerSchedule(64, warmup_steps=10)}, 20, ax=left) is other

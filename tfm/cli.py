@@ -57,7 +57,9 @@ def _add_train(p):
                    help="transformer, or an RNN seq2seq baseline without/with attention (default: transformer)")
     p.add_argument("--dataset", default="numbers",
                    help="a generated task (numbers, reverse, copy), multi30k, a TFDS name such as "
-                        "wmt14_translate/de-en, or files (with --source-file/--target-file) (default: numbers)")
+                        "wmt14_translate/de-en, files (with --source-file/--target-file), or ptb_parse (English "
+                        "constituency parsing, §6.3: NLTK's Penn Treebank sample as sentence -> tree; use a parse "
+                        "preset) (default: numbers)")
     p.add_argument("--source-lang", default=None, help="source language, e.g. en")
     p.add_argument("--target-lang", default=None, help="target language, e.g. de")
     p.add_argument("--source-file", default=None, help="source side for --dataset files (plain or .gz)")
@@ -283,14 +285,15 @@ def translate_command(args):
 
 def evaluate_command(args):
     from tfm import evaluation
+    from tfm.data import PARSING_TASKS
     from tfm.runs import load_run
 
     _decoding_threads()
 
     model, tokenizer, run_info = load_run(args.run, checkpoint=args.checkpoint)
+    if run_info["data"]["dataset"] in PARSING_TASKS:
+        return _evaluate_parsing(args, model, tokenizer, run_info)
     sources, references = evaluation.split_pairs(run_info, args.split, limit=args.limit)
-    if run_info["data"]["dataset"] == "ptb_parse":
-        return _evaluate_parsing(args, model, tokenizer, run_info, sources)
     data = run_info["data"]
     hypotheses, scores = evaluation.evaluate(model, tokenizer, sources, references, beam_size=args.beam_size,
                                              alpha=args.alpha, preprocess=data.get("preprocess"),
@@ -305,24 +308,21 @@ def evaluate_command(args):
     return 0
 
 
-def _evaluate_parsing(args, model, tokenizer, run_info, sources):
+def _evaluate_parsing(args, model, tokenizer, run_info):
     """`tfm evaluate` on a parsing run: labeled bracket F1 (EVALB, COLLINS.prm), beside Table 4."""
-    from tfm import evaluation
-    from tfm.data.ptb_parse import ptb_parse_trees
-    from tfm.parsing import parse_report
+    from tfm import evaluation, parsing
 
-    gold = ptb_parse_trees(args.split, data_dir=run_info["data"].get("data_dir"))[: len(sources)]
-    trees, scores = evaluation.evaluate_parsing(model, tokenizer, sources, gold, beam_size=args.beam_size,
-                                                alpha=args.alpha, constrained=not args.unconstrained)
-    scores.update(split=args.split, dataset="ptb_parse", checkpoint=run_info.get("checkpoint"))
-    hypotheses = [" ".join(str(tree).split()) for tree in trees]  # one bracketed tree per line
-    txt, js = evaluation.write_results(run_info["run_dir"], args.split, scores["beam_size"], hypotheses, scores)
-    print(f"ptb_parse {args.split}: {scores['sentences']} sentences, beam {scores['beam_size']}, alpha "
+    trees, scores = parsing.evaluate_run(model, tokenizer, run_info, args.split, limit=args.limit,
+                                         beam_size=args.beam_size, alpha=args.alpha,
+                                         constrained=not args.unconstrained)
+    txt, js = evaluation.write_results(run_info["run_dir"], args.split, scores["beam_size"],
+                                       [parsing.one_line(tree) for tree in trees], scores)
+    print(f"{scores['dataset']} {args.split}: {scores['sentences']} sentences, beam {scores['beam_size']}, alpha "
           f"{scores['alpha']}, {'constrained' if scores['constrained'] else 'unconstrained'} search, "
           f"{scores['seconds']:.1f} s; {scores['repaired']} outputs repaired "
           f"({100 * scores['repair_rate']:.1f}%)")
-    print(parse_report(scores, name=f"{os.path.basename(run_info['run_dir'])} (NLTK sample)",
-                       repair_rate=scores["repair_rate"]))
+    print(parsing.parse_report(scores, name=f"{os.path.basename(run_info['run_dir'])} (NLTK sample)",
+                               repair_rate=scores["repair_rate"]))
     print(f"trees:  {txt}\nscores: {js}")
     return 0
 

@@ -34,9 +34,7 @@ import time
 from tfm.data import canonical_split, load_dataset
 from tfm.data.preprocess import detokenize, moses_lc, signature
 from tfm.data.preprocess import preprocess as prepare  # `preprocess` names an argument here
-from tfm.data.ptb_parse import delinearize
-from tfm.decoding import Translator, TreeConstraint
-from tfm.parsing import bracket_scores
+from tfm.decoding import Translator
 
 
 def score(hypotheses, references, lang=None, preprocess=None):
@@ -184,44 +182,3 @@ def write_results(run_dir, split, beam_size, hypotheses, scores):
         json.dump(scores, f, indent=2, ensure_ascii=False)
         f.write("\n")
     return stem + ".txt", stem + ".json"
-
-
-def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alpha=None, batch_size=32,
-                     constrained=True):
-    """Parse `sources` (sentences, words separated by spaces) and score them the EVALB way (§6.3, Table 4).
-
-    Each output is rebuilt into a well-formed tree with one leaf per word
-    (`tfm.data.ptb_parse.delinearize`; repairs are counted, not hidden), its
-    preterminals labelled with the gold POS tags (EVALB scores no preterminal; its
-    punctuation rule reads them), and scored with `tfm.parsing.bracket_scores`.
-
-    Args:
-        model, tokenizer: a run's model and tokenizer.
-        sources: list of str.
-        gold_trees: list of `nltk.Tree`, the same sentences.
-        beam_size, alpha: decoding settings; None = the model config's (§6.3: 21, 0.3).
-        constrained: bool. Search only well-formed trees with one leaf per word
-            (`tfm.decoding.TreeConstraint`); an output is then repaired only when it reaches
-            the length limit. False: unconstrained search, then repairs (Vinyals et al., 2015).
-
-    Returns:
-        `(trees, scores)`: the `nltk.Tree`s and the dict of `bracket_scores` plus
-        `repaired` (count), `repair_rate`, `beam_size`, `alpha`, `constrained` and `seconds`.
-    """
-    if len(sources) != len(gold_trees):
-        raise ValueError(f"{len(sources)} sentences but {len(gold_trees)} gold trees")
-    constraint = TreeConstraint.from_tokenizer(tokenizer) if constrained else None
-    translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, batch_size=batch_size,
-                            constraint=constraint)
-    start = time.perf_counter()
-    outputs = translator(list(sources))
-    seconds = time.perf_counter() - start
-    trees, repaired = [], 0
-    for source, output, gold in zip(sources, outputs, gold_trees):
-        tree, fixed = delinearize(output, source.split(), tags=[tag for _, tag in gold.pos()])
-        trees.append(tree)
-        repaired += bool(fixed)
-    scores = bracket_scores(gold_trees, trees)
-    scores.update(repaired=repaired, repair_rate=repaired / max(len(trees), 1), beam_size=translator.beam_size,
-                  alpha=translator.alpha, constrained=bool(constrained), seconds=round(seconds, 2))
-    return trees, scores

@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 __all__ = [
+    "figure_axes",
     "plot_attention",
     "plot_attention_heads",
     "plot_beam_attention",
@@ -23,7 +24,6 @@ __all__ = [
     "plot_learning_rate",
     "plot_mask",
     "plot_positional_encoding",
-    "plot_tree",
 ]
 
 
@@ -34,8 +34,21 @@ def _numpy(x):
     return np.asarray(x)
 
 
-def _axes(ax, figsize):
-    """`(fig, ax)`: a new figure with one axes, or `ax` and its figure."""
+def figure_axes(ax=None, figsize=None):
+    """Where a plot draws: `ax` and its figure, or a new figure with one axes (constrained layout).
+
+    Every plot here, and those of other modules (`tfm.parsing.plot_tree`), starts with it, so all
+    take `ax=` alike.
+
+        fig, ax = figure_axes(ax, figsize=(6, 4))
+
+    Args:
+        ax: matplotlib axes or None.
+        figsize: inches `(width, height)` of a new figure; ignored when `ax` is given.
+
+    Returns:
+        `(fig, ax)`: the `matplotlib.figure.Figure` and the axes to draw into.
+    """
     if ax is not None:
         return ax.figure, ax
     import matplotlib.pyplot as plt
@@ -84,7 +97,7 @@ def plot_attention(weights, query_labels=None, key_labels=None, ax=None, title=N
                          "use plot_attention_heads for (N, T, S)")
     _check_labels(query_labels, w.shape[0], "query_labels")
     _check_labels(key_labels, w.shape[1], "key_labels")
-    fig, ax = _axes(ax, figsize)
+    fig, ax = figure_axes(ax, figsize)
     image = ax.imshow(w, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest")
     _label_axis(ax, key_labels, "x", rotate=True)
     _label_axis(ax, query_labels, "y")
@@ -206,7 +219,7 @@ def plot_mask(mask, query_labels=None, key_labels=None, ax=None, title=None, fig
         raise ValueError(f"plot_mask takes a (T, S) mask, got shape {m.shape}")
     _check_labels(query_labels, m.shape[0], "query_labels")
     _check_labels(key_labels, m.shape[1], "key_labels")
-    fig, ax = _axes(ax, figsize)
+    fig, ax = figure_axes(ax, figsize)
     ax.imshow(m.astype(float), cmap=ListedColormap(["white", "tab:blue"]), vmin=0, vmax=1,
               interpolation="nearest")
     # Cell borders, so single masked cells stay visible.
@@ -244,7 +257,7 @@ def plot_positional_encoding(pe, ax=None, title="Positional encoding", cmap="RdB
     table = _numpy(pe)
     if table.ndim != 2:
         raise ValueError(f"plot_positional_encoding takes an (L, D) table, got shape {table.shape}")
-    fig, ax = _axes(ax, figsize)
+    fig, ax = figure_axes(ax, figsize)
     limit = float(np.abs(table).max()) or 1.0
     image = ax.imshow(table, cmap=cmap, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
     ax.set_xlabel("dimension")
@@ -273,7 +286,7 @@ def plot_curves(curves, xlabel=None, ylabel=None, title=None, ax=None, logx=Fals
     Returns:
         `matplotlib.figure.Figure`.
     """
-    fig, ax = _axes(ax, figsize)
+    fig, ax = figure_axes(ax, figsize)
     for label, values in curves.items():
         if isinstance(values, tuple) and len(values) == 2:
             x, y = _numpy(values[0]), _numpy(values[1])
@@ -360,13 +373,3 @@ def plot_history(histories, metric="loss", validation=True, ax=None, title=None,
             styles[f"{label} val_{metric}".strip()] = "--"
     return plot_curves(curves, xlabel="epoch", ylabel=metric, title=title or metric, ax=ax, logy=logy,
                        linestyles=styles, figsize=figsize)
-
-
-# Parse trees (notebook 13, Table 4) live in tfm/tree_plots.py (it uses `_axes` from here); reached as
-# `tfm.viz.plot_tree` / `tfm.viz.tree_layout` without an import cycle.
-def __getattr__(name):
-    if name in ("plot_tree", "tree_layout"):
-        from tfm import tree_plots
-
-        return getattr(tree_plots, name)
-    raise AttributeError(f"module 'tfm.viz' has no attribute {name!r}")

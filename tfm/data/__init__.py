@@ -6,6 +6,8 @@
     model.fit(batches, ...)  # ((source_ids, target_in), target_out)
 
 Reserved ids (`tfm.special_tokens`): 0 [PAD], 1 [UNK], 2 [START], 3 [END].
+The treebank's names (`load_ptb_parse`, `ptb_parse_trees`) are imported when first used, so that
+translation, training and the export never import NLTK.
 """
 
 from tfm.data.batching import (
@@ -20,7 +22,6 @@ from tfm.data.batching import (
 from tfm.data.cache import resolve_data_dir
 from tfm.data.datasets import DATASET_NAMES, GENERATED_TASKS, PARSING_TASKS, load_dataset
 from tfm.data.multi30k import download_multi30k, load_multi30k, multi30k_file
-from tfm.data.ptb_parse import load_ptb_parse, ptb_parse_trees
 from tfm.data.splits import SPLITS, canonical_split
 from tfm.data.subword_tokenizer import SubwordTokenizer, train_tokenizer
 from tfm.data.synthetic import (
@@ -76,3 +77,12 @@ __all__ = [
     "tokenize_pairs",
     "train_tokenizer",
 ]
+
+
+def __getattr__(name):
+    if name in ("load_ptb_parse", "ptb_parse_trees"):  # NLTK only when a treebank is read
+        from tfm.data import ptb_parse
+
+        value = globals()[name] = getattr(ptb_parse, name)
+        return value
+    raise AttributeError(f"module 'tfm.data' has no attribute {name!r}")

@@ -10,7 +10,6 @@ Names:
 """
 
 from tfm.data.multi30k import load_multi30k
-from tfm.data.ptb_parse import load_ptb_parse, tree_tokens
 from tfm.data.synthetic import number_words_dataset, sequence_task_dataset
 from tfm.data.text_files import load_parallel_files
 from tfm.data.tfds_translate import TFDS_NAMES, load_tfds_translate
@@ -62,6 +61,8 @@ def load_dataset(name, split="train", source_lang=None, target_lang=None, data_d
         if source_lang is not None or target_lang is not None:
             raise ValueError(f"ptb_parse maps sentences to trees and has no languages; got "
                              f"source_lang={source_lang!r}, target_lang={target_lang!r}")
+        from tfm.data.ptb_parse import load_ptb_parse  # NLTK only when a treebank is read
+
         return load_ptb_parse(split, data_dir=data_dir, **kwargs)
     if name == "files":
         missing = [key for key in ("source_path", "target_path") if key not in kwargs]
@@ -74,7 +75,7 @@ def load_dataset(name, split="train", source_lang=None, target_lang=None, data_d
 def whole_tokens(name, pairs):
     """The target tokens that dataset `name` wants kept as one subword each (`train_tokenizer`'s
     `whole_tokens`): for parsing, every label, bracket and leaf token of the training trees
-    (`tfm.data.ptb_parse.tree_tokens`); none for translation.
+    (`tfm.parsing.tree_tokens`); none for translation.
 
     Args:
         name: str. A dataset name.
@@ -82,4 +83,6 @@ def whole_tokens(name, pairs):
     """
     if name not in PARSING_TASKS:
         return ()
+    from tfm.parsing.trees import tree_tokens
+
     return tree_tokens(target.decode("utf-8") for _, target in pairs.as_numpy_iterator())

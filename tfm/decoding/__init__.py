@@ -2,7 +2,7 @@
 
     search.py       greedy and beam search with the length penalty, KV cache, tf.while_loop: a SearchResult
     batch_state.py  the search's state when a decided sentence leaves the batch (dynamic shapes)
-    constraints.py  constrained decoding: only well-formed outputs (`TreeConstraint`, §6.3's trees)
+    constraints.py  constrained decoding: the `Constraint` protocol (§6.3's trees: `tfm.parsing.TreeConstraint`)
     adapters.py     how the search sees a Transformer or a Seq2Seq (start / step)
     text.py         the input/output rules shared with the exported SavedModel
     outputs.py      n-best and alignments, shared with the exported SavedModel
@@ -16,7 +16,7 @@ from tfm.decoding.adapters import (
     TransformerDecodable,
     as_decodable,
 )
-from tfm.decoding.constraints import TreeConstraint
+from tfm.decoding.constraints import Constraint
 from tfm.decoding.search import (
     NEG_INF,
     SearchResult,
@@ -28,6 +28,6 @@ from tfm.decoding.search import (
 )
 from tfm.decoding.translator import LENGTH_MULTIPLE, Translator, attention_maps, translate
 
-__all__ = ["DEFAULT_MAX_EXTRA_LENGTH", "Decodable", "LENGTH_MULTIPLE", "NEG_INF", "SearchResult", "Seq2SeqDecodable",
-           "TransformerDecodable", "Translator", "TreeConstraint", "as_decodable", "attention_maps", "beam_search",
+__all__ = ["Constraint", "DEFAULT_MAX_EXTRA_LENGTH", "Decodable", "LENGTH_MULTIPLE", "NEG_INF", "SearchResult",
+           "Seq2SeqDecodable", "TransformerDecodable", "Translator", "as_decodable", "attention_maps", "beam_search",
            "check_beam_size", "greedy_search", "length_penalty", "search", "translate"]

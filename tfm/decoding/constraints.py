@@ -1,141 +1,66 @@
 """Constrained decoding: which next tokens a hypothesis may take, so that every output is well formed.
 
-    constraint = TreeConstraint.from_tokenizer(tokenizer)        # linearized trees (§6.3, Table 4)
-    search(model, source_ids, beam_size=21, alpha=0.3, constraint=constraint)
+    search(model, source_ids, beam_size=4, constraint=constraint)
     Translator(model, tokenizer, constraint=constraint)
 
-§6.3 notes that parsing's "output is subject to strong structural constraints". Vinyals et al.
-(2015, "Grammar as a foreign language") decode without constraints and repair afterwards; a
-small model trained on a tenth of the WSJ (NLTK's sample) writes plausible openings and then
-loses count — hundreds of ")" with nothing open, more or fewer "XX" than words, no END — so
-nearly every output needs repairs. A constraint removes those outputs from the search instead:
-at every step the tokens that cannot continue a well-formed tree get probability zero (their
-logits are set to -inf before the softmax, so the allowed tokens' probabilities renormalise).
+A constraint removes outputs from the search instead of repairing them afterwards: at every step
+the tokens it forbids get probability zero (their logits are set to -inf before the softmax, so
+the allowed tokens' probabilities renormalise). §6.3's parser uses one
+(`tfm.parsing.TreeConstraint`: only well-formed trees with one leaf per word); the search itself
+knows nothing of trees, only this protocol.
 
-A constraint is an object with two methods, both TensorFlow ops (they run inside the search's
-`tf.while_loop`, under `tf.function` and XLA):
+A constraint is an object with a `vocab_size` and two methods, both TensorFlow ops (they run
+inside the search's `tf.while_loop`, under `tf.function` and XLA):
 
 - `sentence_info(source_ids (B, S)) -> (B,) int32`: what the constraint needs to know about
-  each source sentence (here its number of words), computed once;
+  each source sentence (the tree constraint: its number of words), computed once;
 - `allowed(prefix (N, L), index, info (N,)) -> (N, V) bool`: the tokens hypothesis `i` may
   write at step `index`, given its prefix (START at column 0, its tokens at columns
   1..index, zeros after) and its sentence's info.
 
-The state is read from the prefix each step (a few gathers and sums over at most `T_max`
-columns, little beside the decoder), so the search needs no extra state to reorder with the
-beams or to drop when a sentence leaves the batch. When no token is allowed, END is (the
-search never gets stuck); past a sentence's length limit END is forced as always.
+`Constraint` is that protocol as a base class (any object with the same methods works too).
+Whatever state a constraint needs is read from the prefix each step, so the search keeps no
+extra state to reorder with the beams or to drop when a sentence leaves the batch. When no
+token is allowed, END is (the search never gets stuck); past a sentence's length limit END is
+forced as always.
 """
 
-import numpy as np
 import tensorflow as tf
 
-from tfm.data.ptb_parse import CLOSE_TOKEN, LEAF_TOKEN
-from tfm.special_tokens import END_ID, RESERVED_TOKENS
 
-WORD_START = "\u2581"  # SentencePiece's "▁": the piece begins a word
+class Constraint:
+    """The protocol of `search(..., constraint=...)`: the tokens each hypothesis may write next.
 
+    Subclasses set `vocab_size` and implement `allowed`; `sentence_info` defaults to nothing to
+    know (zeros), for constraints that depend on the prefix only.
 
-class TreeConstraint:
-    """Only well-formed linearized trees with exactly one leaf per source word (§6.3).
+    Example: a constraint that never writes token 7.
 
-    The vocabulary's pieces fall into four classes: openers "▁(LABEL", closers "▁)" (or a
-    typed "▁)LABEL"), the leaf "▁XX", and END; every other piece (word pieces, PAD, START,
-    UNK) is never written. With `d` brackets open, `x` leaves written of the sentence's `n`
-    words and `last` the previous token:
+        class Never7(Constraint):
+            vocab_size = 100
 
-    - an opener may follow when `x < n` (a new constituent will get a word) and either
-      nothing was written yet (the root) or `d > 0` (one root only);
-    - a leaf when `d > 0` and `x < n`;
-    - a closer when `d > 0`, `last` is not an opener (no empty constituent), and either
-      `d > 1` or `x = n` (the root closes only once every word has its leaf);
-    - END when `d = 0` after the root was written.
+            def allowed(self, prefix, index, info):
+                return tf.tile((tf.range(self.vocab_size) != 7)[tf.newaxis], [tf.shape(prefix)[0], 1])
 
-    Every path through these rules is a tree the rules of `tfm.data.ptb_parse.delinearize`
-    accept unrepaired, and at every step some token is allowed, so an output needs a repair
-    only when it reaches the length limit (source length + 300, §6.3) before END. A typed
-    closer is not checked against the label it closes (decoded as `delinearize` does).
-
-    Args:
-        vocabulary: list of str, every piece in id order (`SubwordTokenizer.vocabulary()`).
-        leaf_token, close_token, open_prefix: str. The linearization's tokens
-            (`tfm.data.ptb_parse`), each a whole piece with SentencePiece's "▁" before it.
-
-    Raises:
-        ValueError: when the vocabulary has no opener, closer or leaf piece (a tokenizer
-            learned without `whole_tokens`: the trees' tokens are split into pieces).
+    Attributes:
+        vocab_size: int. The ids the constraint covers; `Translator` refuses a constraint whose
+            vocabulary is not the model's.
     """
 
-    def __init__(self, vocabulary, leaf_token=LEAF_TOKEN, close_token=CLOSE_TOKEN, open_prefix="("):
-        pieces = list(vocabulary)
-        is_open = np.array([p.startswith(WORD_START + open_prefix) and len(p) > 1 + len(open_prefix)
-                            for p in pieces])
-        is_close = np.array([p.startswith(WORD_START + close_token) for p in pieces])
-        is_leaf = np.array([p == WORD_START + leaf_token for p in pieces])
-        missing = [name for name, mask in (("opener '▁(LABEL'", is_open), (f"closer '▁{close_token}'", is_close),
-                                           (f"leaf '▁{leaf_token}'", is_leaf)) if not mask.any()]
-        if missing:
-            raise ValueError(f"the vocabulary ({len(pieces)} pieces) has no {', no '.join(missing)} piece: "
-                             "learn the tokenizer with the trees' tokens as whole pieces "
-                             "(train_tokenizer(..., whole_tokens=tfm.data.datasets.whole_tokens('ptb_parse', pairs)))")
-        word_start = np.array([p.startswith(WORD_START) for p in pieces])
-        word_start[: len(RESERVED_TOKENS)] = False
-        self.vocab_size = len(pieces)
-        self.open_ids = np.flatnonzero(is_open).tolist()
-        self.close_ids = np.flatnonzero(is_close).tolist()
-        self.leaf_ids = np.flatnonzero(is_leaf).tolist()
-        # Per-id tables: how a token moves the bracket depth, whether it is a leaf, whether it starts a word.
-        self._depth = tf.constant(is_open.astype(np.int32) - is_close.astype(np.int32))  # (V,)
-        self._leaf = tf.constant(is_leaf.astype(np.int32))  # (V,)
-        self._opener = tf.constant(is_open)  # (V,) bool
-        self._word_start = tf.constant(word_start.astype(np.int32))  # (V,)
-        self._classes = {name: tf.constant(mask)[tf.newaxis, :] for name, mask in
-                         (("open", is_open), ("close", is_close), ("leaf", is_leaf),
-                          ("end", np.arange(self.vocab_size) == END_ID))}  # (1, V) bool each
-
-    @classmethod
-    def from_tokenizer(cls, tokenizer, **kwargs):
-        """The constraint for a `SubwordTokenizer`'s vocabulary (learned with the trees' whole tokens)."""
-        return cls(tokenizer.vocabulary(), **kwargs)
+    vocab_size = None
 
     def sentence_info(self, source_ids):
-        """int32 `(B,)`: the words of each source `(B, S)`, counted as the pieces that begin with "▁"."""
-        source_ids = tf.cast(source_ids, tf.int32)
-        return tf.reduce_sum(tf.gather(self._word_start, source_ids), axis=1)
+        """int32 `(B,)`: what `allowed` needs to know about each source sentence `(B, S)`, computed once.
 
-    def state(self, prefix, index):
-        """`(depth, leaves, last_is_open)`, each `(N,)`: the bracket depth, the leaves written and whether the
-        last token opened a constituent, read from `prefix (N, L)` (START, then `index` tokens, then zeros)."""
-        prefix = tf.cast(prefix, tf.int32)
-        depth = tf.reduce_sum(tf.gather(self._depth, prefix), axis=1)  # PAD / START move nothing
-        leaves = tf.reduce_sum(tf.gather(self._leaf, prefix), axis=1)
-        last = tf.gather(prefix, tf.reshape(index, [1]), axis=1)[:, 0]  # (N,)
-        return depth, leaves, tf.gather(self._opener, last)
+        The default is zeros (nothing to know)."""
+        return tf.zeros([tf.shape(source_ids)[0]], tf.int32)
 
     def allowed(self, prefix, index, info):
-        """bool `(N, V)`: the tokens each hypothesis may write next (see the class docstring).
+        """bool `(N, V)`: the tokens each of `N` hypotheses may write at step `index`.
 
         Args:
-            prefix: int `(N, L)`, START at column 0 and the tokens so far at 1..index.
+            prefix: int `(N, L)`, START at column 0 and the tokens so far at 1..index, zeros after.
             index: int scalar, the step (= tokens written so far).
-            info: int32 `(N,)`, each hypothesis' sentence's word count (`sentence_info`).
+            info: `(N,)`, each hypothesis' sentence's `sentence_info`.
         """
-        depth, leaves, last_open = self.state(prefix, index)
-        words = tf.cast(info, tf.int32)
-        started = tf.fill(tf.shape(depth), tf.greater(index, 0))
-        room = leaves < words
-        inside = depth > 0
-        may = {
-            "open": room & (inside | tf.logical_not(started)),
-            "leaf": room & inside,
-            "close": inside & tf.logical_not(last_open) & ((depth > 1) | tf.logical_not(room)),
-            "end": started & tf.logical_not(inside),
-        }
-        allowed = tf.zeros([tf.shape(depth)[0], self.vocab_size], tf.bool)
-        for name, rows in may.items():  # (N, 1) & (1, V)
-            allowed = allowed | (rows[:, tf.newaxis] & self._classes[name])
-        return allowed
-
-    def __repr__(self):
-        return (f"TreeConstraint({len(self.open_ids)} openers, {len(self.close_ids)} closer(s), "
-                f"{len(self.leaf_ids)} leaf piece(s), vocabulary {self.vocab_size})")
+        raise NotImplementedError(f"{type(self).__name__} must implement allowed(prefix, index, info)")

@@ -1,11 +1,13 @@
-"""Parse trees drawn for the course (§6.3, Table 4; notebook 13): `plot_tree`, reached as `tfm.viz.plot_tree`.
+"""Parse trees drawn for the course (§6.3, Table 4; notebook 13).
 
-    fig = tfm.viz.plot_tree(tree, highlight=wrong_spans)   # an nltk.Tree, constituents to mark in red
+    wrong = tfm.parsing.labeled_spans(predicted) - tfm.parsing.labeled_spans(gold)
+    fig = tfm.parsing.plot_tree(predicted, highlight=wrong)   # an nltk.Tree, constituents to mark in red
 """
 
 import numpy as np
 
-from tfm.viz import _axes
+from tfm.parsing.trees import constituents
+from tfm.viz import figure_axes
 
 
 def tree_layout(tree):
@@ -51,8 +53,8 @@ def plot_tree(tree, ax=None, title=None, highlight=(), figsize=None):
         tree: an `nltk.Tree`.
         ax: matplotlib axes or None.
         title: str or None.
-        highlight: labels of constituents to draw in red, e.g. brackets a parser got wrong
-            (a set of `(label, first word index, end word index)` spans).
+        highlight: constituents to draw in red, e.g. brackets a parser got wrong: a set of
+            `(label, first word index, end word index)` spans (`tfm.parsing.labeled_spans`).
         figsize: inches; defaults to the tree's size.
 
     Returns:
@@ -61,13 +63,15 @@ def plot_tree(tree, ax=None, title=None, highlight=(), figsize=None):
     nodes, edges = tree_layout(tree)
     words = sum(1 for node in nodes if node[3])
     depth = max(node[1] for node in nodes)
-    fig, ax = _axes(ax, figsize or (max(4.0, 0.75 * words), max(2.5, 0.45 * depth + 0.8)))
-    spans = _spans(tree)
+    fig, ax = figure_axes(ax, figsize or (max(4.0, 0.75 * words), max(2.5, 0.45 * depth + 0.8)))
+    # tree_layout places the nodes in post-order, as `constituents` lists them: the k-th label is the k-th span.
+    spans = iter(constituents(tree))
+    highlight = set(highlight)
     for parent, child in edges:
         ax.plot([nodes[parent][0], nodes[child][0]], [-nodes[parent][1], -nodes[child][1]], color="0.6", lw=0.8,
                 zorder=1)
-    for index, (x, y, text, is_word) in enumerate(nodes):
-        red = not is_word and spans.get(index) in set(highlight)
+    for x, y, text, is_word in nodes:
+        red = not is_word and next(spans)[:3] in highlight  # (label, start, end)
         ax.text(x, -y, text, ha="center", va="center", fontsize=9, zorder=2,
                 color="crimson" if red else ("0.1" if is_word else "navy"),
                 fontweight="normal" if is_word else "bold",
@@ -78,22 +82,3 @@ def plot_tree(tree, ax=None, title=None, highlight=(), figsize=None):
     if title:
         ax.set_title(title, fontsize=10)
     return fig
-
-
-def _spans(tree):
-    """node index (in `tree_layout` order) -> `(label, start, end)` over word positions."""
-    spans, counter, leaf = {}, [0], [0]
-
-    def walk(node):
-        if isinstance(node, str):
-            counter[0] += 1
-            leaf[0] += 1
-            return
-        start = leaf[0]
-        for child in node:
-            walk(child)
-        spans[counter[0]] = (str(node.label()), start, leaf[0])
-        counter[0] += 1
-
-    walk(tree)
-    return spans

@@ -1,4 +1,5 @@
-"""EVALB-style bracket scoring (COLLINS.prm) on trees worked by hand."""
+"""EVALB-style bracket scoring (COLLINS.prm, `tfm.parsing.evalb`) on trees worked by hand, and the right-branching
+baseline on the real sample."""
 
 import nltk
 import pytest
@@ -130,6 +131,18 @@ def test_word_count_mismatch_names_the_sentence():
         parsing.bracket_scores([MAN_SAW_DOG], ["(S (NP (DT The)"])
 
 
+def test_untagged_words_and_empty_elements_keep_their_positions():
+    # A word directly under a phrase (not treebank style) is a word without a tag; -NONE- words are not words,
+    # wherever each tree puts them: the spans of both trees are counted over the same 4 words.
+    gold = "(S (NP (DT The) (NN man)) (VP (VBD left) (ADVP (RB early)) (NP (-NONE- *T*))) (. .))"
+    test = "(S (NP The man) (-NONE- *) (VP left early) (. .))"
+    gold_brackets, test_brackets, length = parsing.sentence_brackets(gold, test)
+    assert test_brackets == {("S", 0, 4): 1, ("NP", 0, 2): 1, ("VP", 2, 4): 1} and length == 5
+    assert gold_brackets == {**test_brackets, ("ADVP", 3, 4): 1}
+    # (VP left) alone would be a preterminal (one word under it): never a bracket.
+    assert ("VP", 2, 3) not in parsing.sentence_brackets(gold, "(S (NP The man) (VP left) (XX early) (. .))")[1]
+
+
 def test_no_brackets_gives_zero_not_a_division_error():
     scores = parsing.bracket_scores([], [])
     assert (scores["f1"], scores["sentences"], scores["exact_match"]) == (0.0, 0, 0.0)
@@ -166,3 +179,13 @@ def test_parse_report_lists_the_paper_and_the_new_row():
     assert len(lines) == 1 + 12 + 1
     assert lines[-1].startswith("baseline") and "92.31" in lines[-1] and "25.0% repaired" in lines[-1]
     assert "Luong et al. (2015)" in report and "93.0" in report
+
+
+def test_right_branching_baseline_on_validation(treebank_data_dir):
+    from tfm.data.ptb_parse import ptb_parse_trees
+
+    trees = ptb_parse_trees("validation", treebank_data_dir, download=False)
+    scores = parsing.bracket_scores(trees, [parsing.right_branching_tree(t.leaves(), [tag for _, tag in t.pos()])
+                                            for t in trees])
+    assert scores["sentences"] == 217 and scores["gold_brackets"] > 3000
+    assert 5.0 < scores["f1"] < 40.0  # far below any parser

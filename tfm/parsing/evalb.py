@@ -26,9 +26,9 @@ import collections
 
 import nltk
 
-PUNCTUATION_TAGS = frozenset({"``", "''", ".", ":", ","})
-EMPTY_ELEMENT_TAG = "-NONE-"
-ROOT_LABELS = frozenset({"", "TOP", "ROOT"})
+from tfm.parsing.trees import EMPTY_ELEMENT_TAG, LEAF_TOKEN, ROOT_LABELS, base_label, constituents
+
+PUNCTUATION_TAGS = frozenset({"``", "''", ".", ":", ","})  # COLLINS.prm: DELETE_LABEL for these POS tags
 EQUIVALENT_LABELS = {"PRT": "ADVP"}  # COLLINS.prm: EQ_LABEL ADVP PRT
 
 # Vaswani et al. (2017), Table 4: English constituency parsing, F1 on WSJ section 23.
@@ -58,10 +58,7 @@ def evalb_label(label):
     Returns:
         str: "NP", "PP", "ADVP". A label that would be cut to nothing (it starts with '-') is kept.
     """
-    for i, char in enumerate(label):
-        if char in "-=":
-            label = label[:i] or label
-            break
+    label = base_label(label)
     return EQUIVALENT_LABELS.get(label, label)
 
 
@@ -76,25 +73,19 @@ def _as_tree(tree, what, index):
     raise ValueError(f"sentence {index}: the {what} tree is a {type(tree).__name__}, not an nltk.Tree or a string")
 
 
-def _terminals_and_brackets(tree):
-    """([(tag, word)], [(label, start, end)]) of a tree, in terminal positions, -NONE- deleted."""
-    terminals, brackets = [], []
-
-    def visit(node):
-        if isinstance(node, str):  # a word directly under a phrase (not PTB style): untagged
-            terminals.append((None, node))
-            return
-        if len(node) == 1 and isinstance(node[0], str):  # a preterminal
-            if node.label() != EMPTY_ELEMENT_TAG:
-                terminals.append((node.label(), node[0]))
-            return
-        start = len(terminals)
-        for child in node:
-            visit(child)
-        brackets.append((node.label(), start, len(terminals)))
-
-    visit(tree)
-    return terminals, brackets
+def _tags_and_brackets(tree):
+    """`(tags, brackets)` of a tree: the POS tag of each word (None for a word directly under a phrase) and
+    the `(label, start, end)` of each constituent above the preterminals, in positions that skip -NONE-."""
+    spans = constituents(tree)
+    tags = [None] * spans[-1].end  # the root comes last and covers every word
+    for c in spans:
+        if c.preterminal:
+            tags[c.start] = c.label
+    kept = [0]  # kept[i]: words among the first i that are not empty elements
+    for tag in tags:
+        kept.append(kept[-1] + (tag != EMPTY_ELEMENT_TAG))
+    brackets = [(c.label, kept[c.start], kept[c.end]) for c in spans if not c.preterminal]
+    return [tag for tag in tags if tag != EMPTY_ELEMENT_TAG], brackets
 
 
 def _counted_brackets(brackets, kept_before):
@@ -124,17 +115,21 @@ def sentence_brackets(gold_tree, test_tree, index=0):
         ValueError: naming the sentence when the trees have different numbers of words.
     """
     gold_tree, test_tree = _as_tree(gold_tree, "gold", index), _as_tree(test_tree, "test", index)
-    gold_terminals, gold_brackets = _terminals_and_brackets(gold_tree)
-    test_terminals, test_brackets = _terminals_and_brackets(test_tree)
-    if len(gold_terminals) != len(test_terminals):
-        raise ValueError(f"sentence {index}: the gold tree has {len(gold_terminals)} words, the test tree "
-                         f"{len(test_terminals)} (gold: {' '.join(w for _, w in gold_terminals)!r}; "
-                         f"test: {' '.join(w for _, w in test_terminals)!r})")
+    gold_tags, gold_brackets = _tags_and_brackets(gold_tree)
+    test_tags, test_brackets = _tags_and_brackets(test_tree)
+    if len(gold_tags) != len(test_tags):
+        raise ValueError(f"sentence {index}: the gold tree has {len(gold_tags)} words, the test tree "
+                         f"{len(test_tags)} (gold: {_words(gold_tree)!r}; test: {_words(test_tree)!r})")
     kept_before = [0]  # kept_before[i]: words kept among the first i
-    for tag, _ in gold_terminals:
+    for tag in gold_tags:
         kept_before.append(kept_before[-1] + (tag not in PUNCTUATION_TAGS))
     return (_counted_brackets(gold_brackets, kept_before), _counted_brackets(test_brackets, kept_before),
-            len(gold_terminals))
+            len(gold_tags))
+
+
+def _words(tree):
+    """The words of a tree other than empty elements, joined by spaces (for error messages)."""
+    return " ".join(word for word, tag in tree.pos() if tag != EMPTY_ELEMENT_TAG)
 
 
 def bracket_scores(gold_trees, test_trees, max_length=None):
@@ -184,7 +179,7 @@ def bracket_scores(gold_trees, test_trees, max_length=None):
     }
 
 
-def right_branching_tree(words, tags=None, label="S", tag="XX"):
+def right_branching_tree(words, tags=None, label="S", tag=LEAF_TOKEN):
     """The right-branching baseline parse: each word attaches to a constituent over the rest.
 
     `right_branching_tree("a b c")` is `(S (XX a) (S (XX b) (XX c)))`: one bracket per suffix of
@@ -236,29 +231,3 @@ def parse_report(scores, name="this model", repair_rate=None):
     if repair_rate is not None:
         row += f", {100.0 * repair_rate:.1f}% repaired"
     return "\n".join(lines + [row])
-
-
-def labeled_spans(tree):
-    """`{(label, start, end)}` of every constituent above the preterminals, over all word positions
-    (punctuation kept, unlike EVALB's counting): what `tfm.viz.plot_tree(highlight=...)` takes.
-
-    Args:
-        tree: `nltk.Tree`.
-
-    Returns:
-        set of `(label, start, end)`, `end` exclusive.
-    """
-    spans = set()
-
-    def walk(node, start):
-        if isinstance(node, str):
-            return start + 1
-        end = start
-        for child in node:
-            end = walk(child, end)
-        if not (len(node) == 1 and isinstance(node[0], str)):  # not a preterminal
-            spans.add((str(node.label()), start, end))
-        return end
-
-    walk(tree, 0)
-    return spans

@@ -1,0 +1,79 @@
+"""English constituency parsing as translation (Vaswani et al., 2017, §6.3, Table 4), in one place.
+
+    trees.py            the vocabulary of trees: the linearization's tokens, the treebank's special labels,
+                        the preterminal test and the one span walker (`constituents`), defined once
+    preprocessing.py    treebank trees as parsers see them: no -NONE-, no function tags, no root wrapper
+    linearization.py    tree -> "(S (NP XX XX ) XX )" and back, repairing what is ill formed
+    evalb.py            labeled bracket F1 the EVALB way (COLLINS.prm), the right-branching baseline, Table 4
+    tree_constraint.py  `TreeConstraint`: the search writes only well-formed trees (a `tfm.decoding.Constraint`)
+    evaluation.py       a run's model parses a split, its trees are rebuilt and scored (`tfm evaluate`)
+    tree_plots.py       `plot_tree`: a tree drawn, the wrong constituents in red
+
+    tree = tfm.parsing.preprocess_tree(raw)                    # an nltk.Tree from tfm.data.ptb_parse
+    tokens = tfm.parsing.linearize(tree)                        # ["(S", "(NP", "XX", "XX", ")", ...]
+    rebuilt, repaired = tfm.parsing.delinearize(tokens, tree.leaves(), tags=[t for _, t in tree.pos()])
+    tfm.parsing.bracket_scores([tree], [rebuilt])["f1"]         # 100.0
+
+The treebank itself (reading NLTK's sample, the splits, the `tf.data` set) is `tfm.data.ptb_parse`.
+Names are imported lazily (PEP 562): `import tfm.parsing` imports neither NLTK nor TensorFlow. `trees`
+needs neither; preprocessing, linearization and scoring need NLTK only, the plots matplotlib; the
+constraint and the evaluation need TensorFlow.
+"""
+
+import importlib
+import pkgutil as _pkgutil
+
+# Public name -> the module of this package that defines it.
+_EXPORTS = {
+    "CLOSE_TOKEN": "trees",
+    "Constituent": "trees",
+    "EMPTY_ELEMENT_TAG": "trees",
+    "LEAF_TOKEN": "trees",
+    "OPEN_PREFIX": "trees",
+    "REPAIR_ROOT_LABEL": "trees",
+    "ROOT_LABELS": "trees",
+    "UNKNOWN_LABEL": "trees",
+    "base_label": "trees",
+    "constituents": "trees",
+    "is_preterminal": "trees",
+    "labeled_spans": "trees",
+    "tree_tokens": "trees",
+    "preprocess_tree": "preprocessing",
+    "strip_function_tags": "preprocessing",
+    "Delinearized": "linearization",
+    "delinearize": "linearization",
+    "linearize": "linearization",
+    "EQUIVALENT_LABELS": "evalb",
+    "PUNCTUATION_TAGS": "evalb",
+    "TABLE4_WSJ23_F1": "evalb",
+    "bracket_scores": "evalb",
+    "evalb_label": "evalb",
+    "parse_report": "evalb",
+    "right_branching_tree": "evalb",
+    "sentence_brackets": "evalb",
+    "TreeConstraint": "tree_constraint",
+    "evaluate_parsing": "evaluation",
+    "evaluate_run": "evaluation",
+    "one_line": "evaluation",
+    "split_trees": "evaluation",
+    "plot_tree": "tree_plots",
+    "tree_layout": "tree_plots",
+}
+_SUBMODULES = tuple(sorted(m.name for m in _pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"tfm.parsing.{_EXPORTS[name]}"), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"tfm.parsing.{name}")
+    else:
+        raise AttributeError(f"module 'tfm.parsing' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))

@@ -1,0 +1,110 @@
+"""Parsing evaluation (§6.3, Table 4): parse sentences with a run's model, rebuild the trees, score them
+the EVALB way.
+
+    tfm evaluate --run runs/parse --split test            # the command line's route to `evaluate_run`
+    trees, scores = tfm.parsing.evaluate_run(model, tokenizer, run_info, "test")
+    trees, scores = tfm.parsing.evaluate_parsing(model, tokenizer, sentences, gold_trees, beam_size=21)
+
+Each output is rebuilt into a well-formed tree with one leaf per word (`delinearize`; repairs are
+counted, not hidden), its preterminals labelled with the gold POS tags (EVALB scores no
+preterminal; its punctuation rule reads them), and scored with `bracket_scores`. The search is
+constrained to well-formed trees (`TreeConstraint`) unless `constrained=False`.
+"""
+
+import time
+
+from tfm.data import PARSING_TASKS, canonical_split
+from tfm.data.ptb_parse import ptb_parse_trees
+from tfm.decoding import Translator
+from tfm.parsing.evalb import bracket_scores
+from tfm.parsing.linearization import delinearize
+from tfm.parsing.tree_constraint import TreeConstraint
+
+
+def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alpha=None, batch_size=32,
+                     constrained=True):
+    """Parse `sources` (sentences, words separated by spaces) and score them the EVALB way (§6.3, Table 4).
+
+    Args:
+        model, tokenizer: a run's model and tokenizer.
+        sources: list of str.
+        gold_trees: list of `nltk.Tree`, the same sentences.
+        beam_size, alpha: decoding settings; None = the model config's (§6.3: 21, 0.3).
+        batch_size: int. Sentences decoded together.
+        constrained: bool. Search only well-formed trees with one leaf per word
+            (`TreeConstraint`); an output is then repaired only when it reaches
+            the length limit. False: unconstrained search, then repairs (Vinyals et al., 2015).
+
+    Returns:
+        `(trees, scores)`: the `nltk.Tree`s and the dict of `bracket_scores` plus
+        `repaired` (count), `repair_rate`, `beam_size`, `alpha`, `constrained` and `seconds`.
+
+    Raises:
+        ValueError: when `sources` and `gold_trees` differ in length.
+    """
+    if len(sources) != len(gold_trees):
+        raise ValueError(f"{len(sources)} sentences but {len(gold_trees)} gold trees")
+    constraint = TreeConstraint.from_tokenizer(tokenizer) if constrained else None
+    translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, batch_size=batch_size,
+                            constraint=constraint)
+    start = time.perf_counter()
+    outputs = translator(list(sources))
+    seconds = time.perf_counter() - start
+    trees, repaired = [], 0
+    for source, output, gold in zip(sources, outputs, gold_trees):
+        tree, fixed = delinearize(output, source.split(), tags=[tag for _, tag in gold.pos()])
+        trees.append(tree)
+        repaired += bool(fixed)
+    scores = bracket_scores(gold_trees, trees)
+    scores.update(repaired=repaired, repair_rate=repaired / max(len(trees), 1), beam_size=translator.beam_size,
+                  alpha=translator.alpha, constrained=bool(constrained), seconds=round(seconds, 2))
+    return trees, scores
+
+
+def split_trees(run_info, split, limit=None):
+    """The sentences and gold trees of a parsing run's split: what the model reads and what it is scored against.
+
+    Args:
+        run_info: the dict `tfm.runs.load_run` returns (its `data` entry names the dataset and the cache folder).
+        split: "validation" (or an alias: "val", "dev") or "test".
+        limit: int or None. Only the first `limit` sentences.
+
+    Returns:
+        `(sources, gold_trees)`: each source the tree's words joined by spaces (the sources the
+        run trained on, `tfm.data.ptb_parse.ptb_parse_pairs`), and the preprocessed `nltk.Tree`s.
+
+    Raises:
+        ValueError: for the training split, a run that is not a parsing run, or a `limit` below 1.
+    """
+    if canonical_split(split) == "train":
+        raise ValueError("split='train': evaluate on 'val' or 'test', which the model has not trained on")
+    data = run_info["data"]
+    if data["dataset"] not in PARSING_TASKS:
+        raise ValueError(f"the run was trained on {data['dataset']!r}, not a parsing task {PARSING_TASKS}")
+    if limit is not None and int(limit) < 1:
+        raise ValueError(f"limit={limit}: expected a positive number of sentences")
+    gold = ptb_parse_trees(split, data_dir=data.get("data_dir"))[:limit]
+    return [" ".join(tree.leaves()) for tree in gold], gold
+
+
+def evaluate_run(model, tokenizer, run_info, split, limit=None, beam_size=None, alpha=None, constrained=True):
+    """`tfm evaluate` on a parsing run: its split parsed and scored (`evaluate_parsing`).
+
+    Args:
+        model, tokenizer, run_info: what `tfm.runs.load_run` returns.
+        split, limit: as in `split_trees`.
+        beam_size, alpha, constrained: as in `evaluate_parsing`.
+
+    Returns:
+        `(trees, scores)`: as `evaluate_parsing`, with `split`, `dataset` and `checkpoint` in the scores.
+    """
+    sources, gold = split_trees(run_info, split, limit)
+    trees, scores = evaluate_parsing(model, tokenizer, sources, gold, beam_size=beam_size, alpha=alpha,
+                                     constrained=constrained)
+    scores.update(split=split, dataset=run_info["data"]["dataset"], checkpoint=run_info.get("checkpoint"))
+    return trees, scores
+
+
+def one_line(tree):
+    """A tree as one bracketed line, "(S (NP (XX The) (XX man)) (VP (XX saw)))": how `tfm evaluate` writes them."""
+    return " ".join(str(tree).split())
