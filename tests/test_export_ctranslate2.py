@@ -123,3 +123,17 @@ def test_int8_export_records_its_settings(trained, number_tokenizer, tmp_path):
     assert metadata["model_config"]["num_layers"] == 2
     out = CTranslate2Translator(path)(["three hundred twenty one", ""], beam_size=2)
     assert out[1] == "" and out[0]
+
+
+def test_translate_tokens_has_one_return_type(trained, number_tokenizer, tmp_path):
+    """`translate_tokens` answers a list, `translate_tokens_with_scores` a pair of lists (as `Translator.translate` /
+    `translate_with_scores`), whatever the batching and even for no sources."""
+    translator = CTranslate2Translator(export_ctranslate2((trained, number_tokenizer), tmp_path / "ct2"))
+    pieces = [translator.sentencepiece.encode(s, out_type=str) for s in ["seven", "three hundred twenty one"]]
+    for exact_limits in (False, True):
+        outputs = translator.translate_tokens(pieces, beam_size=2, exact_limits=exact_limits)
+        scored = translator.translate_tokens_with_scores(pieces, beam_size=2, exact_limits=exact_limits)
+        assert type(outputs) is list and type(scored) is tuple and len(scored) == 2
+        assert scored[0] == outputs and all(output for output in outputs)
+        assert type(scored[1]) is list and len(scored[1]) == 2 and all(score < 0 for score in scored[1])
+    assert translator.translate_tokens([]) == [] and translator.translate_tokens_with_scores([]) == ([], [])
