@@ -48,13 +48,12 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
         under `tf.distribute`, scaled so that the replicas' sum is their mean).
 
     Example:
-
-    >>> import numpy as np
-    >>> loss = LabelSmoothedCrossEntropy(label_smoothing=0.1)
-    >>> y_true = np.array([[5, 6, 0]])                    # the last token is padding
-    >>> y_pred = np.zeros((1, 3, 8), "float32")           # uniform over 8 ids
-    >>> round(float(loss(y_true, y_pred)), 4)             # log 8, smoothed or not
-    2.0794
+        >>> import numpy as np
+        >>> loss = LabelSmoothedCrossEntropy(label_smoothing=0.1)
+        >>> y_true = np.array([[5, 6, 0]])                       # (B, T); the last token is padding
+        >>> y_pred = np.zeros((1, 3, 8), "float32")              # (B, T, V) logits: uniform over 8 ids
+        >>> round(float(loss(y_true, y_pred)), 4)                # log 8, smoothed or not
+        2.0794
     """
 
     def __init__(
@@ -133,6 +132,12 @@ def paired_kl(logits):
 
     Returns:
         float32 `(B, T)`.
+
+    Example:
+        >>> import numpy as np
+        >>> logits = np.log([[[0.5, 0.5]], [[0.75, 0.25]]]).astype("float32")  # (B=2, T=1, V=2): one pair
+        >>> [round(float(v), 4) for v in paired_kl(logits)[:, 0]]  # ¼ Σ (p1 - p2)(log p1 - log p2), both rows
+        [0.0687, 0.0687]
     """
     batch = logits.shape[0]
     if batch is not None and batch % 2:

@@ -18,6 +18,14 @@ class MaskedAccuracy(keras.metrics.Metric):
         y_true: int `(B, T)` target ids.
         y_pred: float `(B, T, V)` logits or probabilities.
         sample_weight: optional float broadcastable to `(B, T)`.
+
+    Example:
+        >>> metric = MaskedAccuracy()
+        >>> y_true = ops.array([[5, 6, 0]])                      # (B, T); the last token is padding
+        >>> y_pred = ops.one_hot(ops.array([[5, 7, 3]]), 8)      # (B, T, V): right, wrong, (padding)
+        >>> metric.update_state(y_true, y_pred)
+        >>> float(metric.result())                               # 1 of the 2 real tokens
+        0.5
     """
 
     def __init__(self, pad_id=PAD_ID, name="accuracy", **kwargs):

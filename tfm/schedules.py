@@ -16,6 +16,13 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
         d_model: int. Model width `d_model`.
         warmup_steps: int. Defaults to `4000`.
         scale: float. Multiplies the rate (1.0 = the paper). Defaults to `1.0`.
+
+    Example:
+        >>> schedule = TransformerSchedule(d_model=512, warmup_steps=4000)
+        >>> round(float(schedule(3999)), 8)                      # step 4000, the peak: 512^-0.5 * 4000^-0.5
+        0.00069877
+        >>> round(float(schedule(15999)), 8)                     # four times the warm-up: half the peak
+        0.00034939
     """
 
     def __init__(self, d_model, warmup_steps=4000, scale=1.0):
@@ -46,6 +53,14 @@ def build_optimizer(config, learning_rate=None):
 
     Returns:
         `keras.optimizers.Adam`.
+
+    Example:
+        >>> from tfm.config import TransformerConfig
+        >>> optimizer = build_optimizer(TransformerConfig.base())
+        >>> optimizer.beta_1, optimizer.beta_2, optimizer.epsilon
+        (0.9, 0.98, 1e-09)
+        >>> round(float(optimizer.learning_rate), 10)            # eq. 3 at step 1: 512^-0.5 * 4000^-1.5
+        1.747e-07
     """
     if learning_rate is None:
         learning_rate = TransformerSchedule(

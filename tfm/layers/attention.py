@@ -38,8 +38,14 @@ class Attention(keras.layers.Layer):
 
     Example:
         >>> attention = Attention(score="scaled_dot")
+        >>> decoder_states = keras.random.normal((2, 3, 8))      # (B, T, D)
+        >>> encoder_outputs = keras.random.normal((2, 5, 8))     # (B, S, D)
+        >>> mask = ops.array([[True, True, True, False, False], [True] * 5])  # (B, S), True = real
         >>> context, weights = attention.call_with_scores(decoder_states, encoder_outputs, memory_mask=mask)
-        >>> # (B, T, D), (B, S, D), (B, S) -> (B, T, D), (B, T, S)
+        >>> tuple(context.shape), tuple(weights.shape)           # (B, T, D), (B, T, S)
+        ((2, 3, 8), (2, 3, 5))
+        >>> float(ops.max(weights[0, :, 3:]))                    # padded keys: exactly zero weight
+        0.0
     """
 
     def __init__(self, score="dot", units=None, sharpness=1.0, trainable_sharpness=False, **kwargs):

@@ -57,6 +57,15 @@ class AttentionScore(keras.layers.Layer):
 
     `project_keys` + `score_projected` split the work so a decoder can transform
     the keys once per source sentence instead of once per target step.
+
+    Example:
+        >>> score = AttentionScore("additive", units=16)
+        >>> e = score(keras.random.normal((2, 3, 8)), keras.random.normal((2, 5, 6)))  # (B, T, Dq), (B, S, Dk)
+        >>> tuple(e.shape)                                       # (B, T, S)
+        (2, 3, 5)
+        >>> dot = AttentionScore("scaled_dot")
+        >>> ops.convert_to_numpy(dot(ops.ones((1, 1, 4)), ops.ones((1, 2, 4)))).tolist()  # q . k / sqrt(d_k) = 4 / 2
+        [[[2.0, 2.0]]]
     """
 
     def __init__(self, score="dot", units=None, sharpness=1.0, trainable_sharpness=False, **kwargs):

@@ -27,6 +27,14 @@ class BahdanauAttention(Attention):
     Returns:
         context float `(B, [T,] Dv)`; `call_with_scores` (same arguments) returns
         `(context, weights (B, [T,] S))`.
+
+    Example:
+        >>> attention = BahdanauAttention(units=16)
+        >>> s_prev = keras.random.normal((2, 8))                 # (B, Dq): the previous decoder state
+        >>> annotations = keras.random.normal((2, 5, 12))        # (B, S, Dv)
+        >>> context, weights = attention.call_with_scores(s_prev, annotations)
+        >>> tuple(context.shape), tuple(weights.shape)           # c_t (B, Dv), a_t (B, S)
+        ((2, 12), (2, 5))
     """
 
     def __init__(self, units, **kwargs):

@@ -29,8 +29,14 @@ class Decoder(TransformerStack):
           `(output, self_caches)`, lists of caches (`init_cache`-style, see `DecoderLayer`).
 
     Example:
-        >>> decoder = Decoder(num_layers=6, num_heads=8, d_ff=2048)
-        >>> hidden = decoder(y, memory, memory_mask=mask)      # y (B, T, 512) -> (B, T, 512)
+        >>> decoder = Decoder(num_layers=2, num_heads=2, d_ff=32)
+        >>> y = keras.random.normal((2, 5, 16))                  # (B, T, D): the embedded target
+        >>> memory = keras.random.normal((2, 7, 16))             # (B, S, D): the encoder's output
+        >>> tuple(decoder(y, memory).shape)
+        (2, 5, 16)
+        >>> output, self_weights, cross_weights = decoder.call_with_scores(y, memory)
+        >>> len(cross_weights), tuple(cross_weights[0].shape)    # one (B, N, T, S) per layer
+        (2, (2, 2, 5, 7))
     """
 
     block_class = DecoderLayer

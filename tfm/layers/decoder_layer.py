@@ -42,11 +42,14 @@ class DecoderLayer(TransformerBlock):
           values projected once per sentence (`compute_cross_cache`), which replace `memory`.
 
     Example:
-        >>> layer = DecoderLayer(num_heads=8, d_ff=2048)
-        >>> y = keras.random.normal((2, 5, 512))
-        >>> memory = keras.random.normal((2, 7, 512))
-        >>> layer(y, memory).shape
-        (2, 5, 512)
+        >>> layer = DecoderLayer(num_heads=2, d_ff=32)
+        >>> y = keras.random.normal((2, 5, 16))                  # (B, T, D)
+        >>> memory = keras.random.normal((2, 7, 16))             # (B, S, D)
+        >>> tuple(layer(y, memory).shape)
+        (2, 5, 16)
+        >>> output, self_weights, cross_weights = layer.call_with_scores(y, memory)
+        >>> tuple(self_weights.shape), tuple(cross_weights.shape)  # (B, N, T, T), (B, N, T, S)
+        ((2, 2, 5, 5), (2, 2, 5, 7))
     """
 
     def __init__(self, num_heads, d_ff, **kwargs):

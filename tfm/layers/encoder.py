@@ -27,8 +27,12 @@ class Encoder(TransformerStack):
         `weights` a list of `(B, N, S, S)`, one per layer.
 
     Example:
-        >>> encoder = Encoder(num_layers=6, num_heads=8, d_ff=2048)
-        >>> memory = encoder(x, padding_mask=mask)             # x (B, S, 512) -> (B, S, 512)
+        >>> from tfm.masks import padding_mask
+        >>> encoder = Encoder(num_layers=2, num_heads=2, d_ff=32)
+        >>> x = keras.random.normal((2, 6, 16))                  # (B, S, D): the embedded source
+        >>> mask = padding_mask([[5, 6, 7, 0, 0, 0], [5, 6, 7, 8, 9, 4]])  # (B, S), True = real
+        >>> tuple(encoder(x, padding_mask=mask).shape)
+        (2, 6, 16)
     """
 
     block_class = EncoderLayer

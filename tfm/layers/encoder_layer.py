@@ -30,11 +30,15 @@ class EncoderLayer(TransformerBlock):
         the self-attention weights `(B, N, S, S)` beside it.
 
     Example:
-        >>> layer = EncoderLayer(num_heads=8, d_ff=2048)
-        >>> x = keras.random.normal((2, 6, 512))
-        >>> mask = tfm.masks.padding_mask([[5, 6, 7, 0, 0, 0], [5, 6, 7, 8, 9, 4]])   # (2, 6), True = real
-        >>> layer(x, padding_mask=mask).shape
-        (2, 6, 512)
+        >>> from tfm.masks import padding_mask
+        >>> layer = EncoderLayer(num_heads=2, d_ff=32)
+        >>> x = keras.random.normal((2, 6, 16))                  # (B, S, D)
+        >>> mask = padding_mask([[5, 6, 7, 0, 0, 0], [5, 6, 7, 8, 9, 4]])  # (B, S), True = real
+        >>> output, weights = layer.call_with_scores(x, padding_mask=mask)
+        >>> tuple(output.shape), tuple(weights.shape)            # (B, S, D), (B, N, S, S)
+        ((2, 6, 16), (2, 2, 6, 6))
+        >>> float(keras.ops.max(weights[0, :, :, 3:]))           # padded keys: exactly zero weight
+        0.0
     """
 
     def __init__(self, num_heads, d_ff, **kwargs):

@@ -18,6 +18,11 @@ class FeedForward(keras.layers.Layer):
 
     Returns:
         float `(B, T, D)`.
+
+    Example:
+        >>> ffn = FeedForward(d_ff=32)
+        >>> tuple(ffn(keras.random.normal((2, 5, 8))).shape)     # (B, T, D) -> (B, T, D)
+        (2, 5, 8)
     """
 
     def __init__(self, d_ff, dropout=0.0, activation="relu", **kwargs):

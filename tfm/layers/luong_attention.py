@@ -30,6 +30,13 @@ class LuongAttention(Attention):
     Returns:
         context float `(B, [T,] Dv)`; `call_with_scores` (same arguments) returns
         `(context, weights (B, [T,] S))`.
+
+    Example:
+        >>> attention = LuongAttention()                         # score="general"
+        >>> h_t = keras.random.normal((2, 3, 8))                 # (B, T, Dq): decoder outputs
+        >>> h_s = keras.random.normal((2, 5, 12))                # (B, S, Dv): encoder outputs
+        >>> tuple(attention(h_t, h_s).shape)                     # c_t (B, T, Dv)
+        (2, 3, 12)
     """
 
     def __init__(self, score="general", **kwargs):

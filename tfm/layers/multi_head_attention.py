@@ -53,11 +53,15 @@ class MultiHeadAttention(keras.layers.Layer):
           memories' `(B, 1, S)`. The returned cache has the given one's structure.
 
     Example:
-        >>> mha = MultiHeadAttention(num_heads=8, key_dim=64)
-        >>> x = keras.random.normal((2, 5, 512))
-        >>> mha(x, use_causal_mask=True).shape
-        (2, 5, 512)
-        >>> output, weights = mha.call_with_scores(x)       # weights (2, 8, 5, 5)
+        >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
+        >>> x = keras.random.normal((2, 5, 8))                   # (B, T, D)
+        >>> tuple(mha(x, use_causal_mask=True).shape)
+        (2, 5, 8)
+        >>> output, weights = mha.call_with_scores(x, use_causal_mask=True)
+        >>> tuple(weights.shape)                                 # (B, N, T, T)
+        (2, 2, 5, 5)
+        >>> float(ops.max(weights[:, :, 0, 1:]))                 # the first position sees only itself
+        0.0
     """
 
     def __init__(self, num_heads, key_dim, value_dim=None, output_dim=None, dropout=0.0,

@@ -18,6 +18,13 @@ def positional_encoding(length, depth):
 
     Returns:
         float32 tensor `(L, D)`.
+
+    Example:
+        >>> pe = positional_encoding(50, 4)                      # (L, D)
+        >>> tuple(pe.shape)
+        (50, 4)
+        >>> [round(float(v), 3) for v in pe[1]]                  # sin 1, cos 1, sin 0.01, cos 0.01
+        [0.841, 0.54, 0.01, 1.0]
     """
     return ops.convert_to_tensor(positional_encoding_numpy(length, depth))
 
@@ -47,6 +54,14 @@ class PositionalEncoding(keras.layers.Layer):
 
     Returns:
         float `(B, T, D)`.
+
+    Example:
+        >>> layer = PositionalEncoding(max_length=50)
+        >>> out = layer(ops.zeros((2, 3, 4)))                    # (B, T, D); zeros + PE is the table
+        >>> tuple(out.shape)
+        (2, 3, 4)
+        >>> [round(float(v), 3) for v in out[0, 1]]              # PE[1]
+        [0.841, 0.54, 0.01, 1.0]
     """
 
     def __init__(self, max_length=2048, **kwargs):
@@ -87,6 +102,13 @@ class PositionalEmbedding(keras.layers.Layer):
 
     Returns:
         float `(B, T, D)`.
+
+    Example:
+        >>> layer = PositionalEmbedding(max_length=50)
+        >>> tuple(layer(keras.random.normal((2, 3, 8))).shape)   # (B, T, D) -> (B, T, D)
+        (2, 3, 8)
+        >>> tuple(layer.position_embeddings.shape)               # (max_length, D), learned
+        (50, 8)
     """
 
     def __init__(self, max_length=512, stddev=1.0, **kwargs):

@@ -88,8 +88,11 @@ class RNNDecoder(keras.layers.Layer):
     `initial_state`, then, with `input_feeding`, `h~_{t-1}` `(B, U)`.
 
     Example:
-        >>> decoder = RNNDecoder(vocab_size=1000, embedding_dim=32, units=64, attention="bahdanau")
-        >>> logits = decoder(target_in, encoder_outputs, memory_mask=mask)   # (B, T) -> (B, T, 1000)
+        >>> decoder = RNNDecoder(vocab_size=20, embedding_dim=8, units=16, attention="bahdanau")
+        >>> target_in = ops.array([[2, 5, 6, 0], [2, 7, 8, 9]])  # (B, T), START first, 0 = padding
+        >>> encoder_outputs = keras.random.normal((2, 5, 12))    # (B, S, Dv)
+        >>> tuple(decoder(target_in, encoder_outputs).shape)     # logits (B, T, V)
+        (2, 4, 20)
     """
 
     def __init__(

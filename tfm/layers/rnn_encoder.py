@@ -53,6 +53,12 @@ class RNNEncoder(keras.layers.Layer):
         state a flat list of the final states, per layer bottom to top: `[h, c]`
         (LSTM) or `[h]` (GRU), each `(B, U)`, or `(B, 2U)` = `[fwd; bwd]` when
         bidirectional.
+
+    Example:
+        >>> encoder = RNNEncoder(vocab_size=20, embedding_dim=8, units=16, bidirectional=True)
+        >>> outputs, state = encoder(ops.array([[4, 5, 6, 0], [7, 8, 9, 10]]))  # (B, S), 0 = padding
+        >>> tuple(outputs.shape), [tuple(s.shape) for s in state]  # (B, S, 2U); [h, c], each (B, 2U)
+        ((2, 4, 32), [(2, 32), (2, 32)])
     """
 
     def __init__(

@@ -15,6 +15,12 @@ def masked_softmax(scores, mask=None):
     Returns:
         float `(..., T, S)`, same dtype as `scores`. A row with nothing to attend
         to comes back all zeros (not NaN and not uniform).
+
+    Example:
+        >>> scores = ops.array([[1.0, 1.0, 5.0], [1.0, 2.0, 3.0]])
+        >>> mask = ops.array([[True, True, False], [False, False, False]])
+        >>> ops.convert_to_numpy(masked_softmax(scores, mask)).tolist()  # the second row attends to nothing
+        [[0.5, 0.5, 0.0], [0.0, 0.0, 0.0]]
     """
     # Softmax in float32: under mixed precision a large negative fill overflows
     # float16 and bfloat16 loses the small weights.
@@ -38,6 +44,11 @@ def attention_weights(query, key, mask=None):
 
     Returns:
         float `(..., T, S)`.
+
+    Example:
+        >>> weights = attention_weights(ops.ones((2, 3, 4)), ops.ones((2, 5, 4)))  # (B, T, d_k), (B, S, d_k)
+        >>> tuple(weights.shape), round(float(weights[0, 0, 0]), 4)  # equal scores: 1/5 each
+        ((2, 3, 5), 0.2)
     """
     d_k = query.shape[-1]
     if d_k is None:
@@ -64,6 +75,16 @@ def scaled_dot_product_attention(query, key, value, mask=None):
     Returns:
         `(output, weights)`: float `(..., T, d_v)` and float `(..., T, S)`.
         Masked keys get exactly zero weight.
+
+    Example:
+        >>> q = ops.array([[[1.0, 0.0]]])                        # (B=1, T=1, d_k=2)
+        >>> k = ops.array([[[1.0, 0.0], [0.0, 1.0]]])            # (1, S=2, 2): scores 1/sqrt(2) and 0
+        >>> v = ops.array([[[10.0], [20.0]]])                    # (1, 2, d_v=1)
+        >>> output, weights = scaled_dot_product_attention(q, k, v)
+        >>> [round(float(w), 4) for w in weights[0, 0]]          # softmax([0.7071, 0])
+        [0.6698, 0.3302]
+        >>> round(float(output[0, 0, 0]), 2)                     # 10 * 0.6698 + 20 * 0.3302
+        13.3
     """
     weights = attention_weights(query, key, mask)  # (..., T, S)
     output = ops.matmul(weights, value)  # (..., T, S) @ (..., S, d_v) -> (..., T, d_v)

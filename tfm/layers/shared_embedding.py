@@ -26,6 +26,15 @@ class SharedEmbedding(keras.layers.Layer):
 
     Returns:
         float `(B, T, D)` embeddings, or float32 `(B, T, V)` logits.
+
+    Example:
+        >>> embedding = SharedEmbedding(vocab_size=10, d_model=8)
+        >>> x = embedding(ops.array([[4, 5, 0]]))                # (B, T) ids -> (B, T, D), times sqrt(D)
+        >>> tuple(x.shape)
+        (1, 3, 8)
+        >>> logits = embedding(x, reverse=True)                  # (B, T, D) -> (B, T, V): x E^T
+        >>> tuple(logits.shape), keras.backend.standardize_dtype(logits.dtype)
+        ((1, 3, 10), 'float32')
     """
 
     def __init__(self, vocab_size, d_model, scale=True, **kwargs):

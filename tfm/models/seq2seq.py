@@ -47,9 +47,14 @@ class Seq2Seq(keras.Model):
     then `h~_{t-1}` `(B, U)` with Luong input feeding.
 
     Example:
-        >>> model = build_seq2seq(Seq2SeqConfig.bahdanau())
-        >>> logits = model((source_ids, target_in))            # (B, S), (B, T) -> (B, T, V)
-        >>> weights = model.attention_scores(source_ids, target_in)["cross_attention"][0]   # (B, T, S)
+        >>> model = build_seq2seq(Seq2SeqConfig.tiny(vocab_size=30))  # Bahdanau attention, 64 units
+        >>> source_ids = keras.ops.array([[5, 6, 7, 0], [8, 9, 10, 11]])  # (B, S), 0 = padding
+        >>> target_in = keras.ops.array([[2, 12, 13], [2, 14, 0]])  # (B, T), START + y[:-1]
+        >>> tuple(model((source_ids, target_in)).shape)          # logits (B, T, V)
+        (2, 3, 30)
+        >>> weights = model.attention_scores(source_ids, target_in)["cross_attention"][0]
+        >>> tuple(weights.shape)                                 # (B, T, S)
+        (2, 3, 4)
     """
 
     def __init__(self, config, **kwargs):
@@ -155,6 +160,11 @@ def build_seq2seq(config):
     Returns:
         `keras.Model` taking `(source_ids, target_ids)` int tensors (0 = padding)
         and returning float32 logits `(B, T, vocab_size)`.
+
+    Example:
+        >>> model = build_seq2seq("tiny")                        # Seq2SeqConfig.tiny()
+        >>> model.config.attention, model.config.units, model.built
+        ('bahdanau', 64, True)
     """
     if isinstance(config, str):
         config = Seq2SeqConfig.preset(config)

@@ -36,9 +36,17 @@ class Transformer(keras.Model):
     incremental decoding `init_cache` + `decode_step` -> `(logits, cache)`.
 
     Example:
-        >>> model = build_transformer(TransformerConfig.base())
-        >>> logits = model((source_ids, target_in))            # (B, S), (B, T) -> (B, T, V)
-        >>> memory, memory_mask = model.encode(source_ids)     # (B, S, D), (B, S)
+        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=30, num_layers=1))  # D = 64
+        >>> source_ids = ops.array([[5, 6, 7, 0], [8, 9, 10, 11]])  # (B, S), 0 = padding
+        >>> target_in = ops.array([[2, 12, 13], [2, 14, 0]])     # (B, T), START + y[:-1]
+        >>> tuple(model((source_ids, target_in)).shape)          # logits (B, T, V)
+        (2, 3, 30)
+        >>> memory, memory_mask = model.encode(source_ids)
+        >>> tuple(memory.shape), ops.convert_to_numpy(memory_mask).tolist()  # (B, S, D), (B, S)
+        ((2, 4, 64), [[True, True, True, False], [True, True, True, True]])
+        >>> maps = model.attention_scores(source_ids, target_in)
+        >>> tuple(maps["cross_attention"][0].shape)              # layer 1: (B, N, T, S)
+        (2, 4, 3, 4)
     """
 
     def __init__(self, config, **kwargs):
@@ -182,6 +190,11 @@ def build_transformer(config):
     Returns:
         `keras.Model` taking `(source_ids, target_ids)` int tensors (0 = padding)
         and returning float32 logits `(B, T, vocab_size)`.
+
+    Example:
+        >>> model = build_transformer("tiny")                    # TransformerConfig.tiny()
+        >>> model.config.num_layers, model.config.d_model, model.built
+        (2, 64, True)
     """
     if isinstance(config, str):
         config = TransformerConfig.preset(config)
