@@ -96,6 +96,8 @@ def _run(name, fn, body):
 
 def _sentence(text):
     text = text.strip()
+    if text.startswith("on "):
+        text = "On " + text[3:]
     return text if text.endswith((".", "!", "?")) else text + "."
 
 
@@ -145,7 +147,7 @@ def _compare(got, expected, label, what="the result", rtol=1e-5, atol=1e-6, exac
         position = tuple(np.argwhere(bad)[0])
         where = f" at index {_index(position)}" if position else ""
         hint = " (not a number: an overflow, or 0 * inf?)" if not exact and np.isnan(got[position]) else ""
-        raise _Mismatch(f"on {label}, {what} is wrong{where}: expected {_fmt(expected[position])}, "
+        raise _Mismatch(f"on {label}, {what}{where} should be {_fmt(expected[position])}, "
                         f"got {_fmt(got[position])}{hint}")
 
 
@@ -573,8 +575,8 @@ def check_clipped_precision(fn):
             hypothesis has (`max(0, len(hypothesis) - n + 1)`). Both ints.
     BLEU (`tfm.evaluation`, through sacreBLEU) sums these over the corpus for n = 1..4.
 
-    Checked for n = 1..4 against a Counter reference (which tests/test_exercises.py checks against
-    sacreBLEU's counts) on Papineni's two examples, a clip by the max over references, a hypothesis
+    Checked against a Counter reference (which tests/test_exercises.py checks against sacreBLEU's
+    counts) for n = 1..4 on Papineni's two examples, a clip by the max over references, a hypothesis
     shorter than n, and a one-word miss.
     """
 

@@ -1,0 +1,432 @@
+"""tfm.exercises: every checker accepts its reference solution (notebooks/solutions/) and rejects typical mistakes,
+saying in one sentence what is wrong."""
+
+import pathlib
+import runpy
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from tfm import exercises
+
+SOLUTIONS_DIR = pathlib.Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
+EXERCISES = ["additive_score", "general_score", "scaled_dot_product_attention", "positional_encoding", "causal_mask",
+             "label_smoothed_loss", "schedule", "length_penalty", "beam_step", "clipped_precision", "linearize_tree"]
+
+
+def _load_solutions():
+    """Every function defined in notebooks/solutions/NN_topic.py, by name (each name defined once)."""
+    found = {}
+    for path in sorted(SOLUTIONS_DIR.glob("[0-9][0-9]_*.py")):
+        namespace = runpy.run_path(str(path))
+        for name in EXERCISES:
+            if name in namespace:
+                assert name not in found, f"{name} is defined in two solution files"
+                found[name] = namespace[name]
+    return found
+
+
+SOLUTIONS = _load_solutions()
+
+
+def _verdict(capsys, checker, fn):
+    """Run a checker; return (verdict, the sentence it printed)."""
+    result = getattr(exercises, f"check_{checker}")(fn)
+    out = capsys.readouterr().out.strip()
+    assert isinstance(result, bool)
+    assert out and "\n" not in out, f"expected one line, got {out!r}"
+    assert out.endswith("."), out
+    return result, out
+
+
+def test_every_exercise_has_a_solution_and_a_checker():
+    assert sorted(SOLUTIONS) == sorted(EXERCISES)
+    assert sorted(f"check_{name}" for name in EXERCISES) == sorted(exercises.__all__)
+    for name in EXERCISES:
+        doc = getattr(exercises, f"check_{name}").__doc__
+        assert "Contract" in doc and "Checked against" in doc, name
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_checker_accepts_its_solution(capsys, name):
+    ok, sentence = _verdict(capsys, name, SOLUTIONS[name])
+    assert ok, sentence
+    assert sentence.startswith("correct:")
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_a_stub_is_not_done_yet_and_does_not_raise(capsys, name):
+    def my_stub(*args, **kwargs):
+        raise NotImplementedError("write me")
+
+    ok, sentence = _verdict(capsys, name, my_stub)
+    assert not ok
+    assert sentence.startswith("not done yet:") and "my_stub" in sentence
+
+
+@pytest.mark.parametrize("name", ["causal_mask", "scaled_dot_product_attention", "clipped_precision"])
+def test_an_error_in_the_readers_code_is_reported_not_raised(capsys, name):
+    def broken(*args, **kwargs):
+        return 1 / 0
+
+    ok, sentence = _verdict(capsys, name, broken)
+    assert not ok
+    assert "broken raised ZeroDivisionError on" in sentence
+
+
+def test_a_non_function_is_refused(capsys):
+    ok, sentence = _verdict(capsys, "causal_mask", np.ones((2, 2)))
+    assert not ok and "needs a function" in sentence
+
+
+# ---------------------------------------------------------------------------
+# Typical mistakes, each with what its sentence must name
+# ---------------------------------------------------------------------------
+def _softmax(x, axis=-1):
+    x = x - x.max(axis=axis, keepdims=True)
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# additive score
+def additive_without_tanh(query, key, w1, w2, v):
+    return ((query @ w1)[:, :, None] + (key @ w2)[:, None]) @ v
+
+
+def additive_transposed(query, key, w1, w2, v):
+    return np.swapaxes(SOLUTIONS["additive_score"](query, key, w1, w2, v), 1, 2)  # (B, S, T)
+
+
+def additive_sum_instead_of_v(query, key, w1, w2, v):
+    return np.tanh((query @ w1)[:, :, None] + (key @ w2)[:, None]).sum(-1)
+
+
+# general score
+def general_transposed_w(query, key, w):
+    return query @ w.T @ np.swapaxes(key, 1, 2)
+
+
+def general_without_w(query, key, w):
+    return query @ np.swapaxes(key, 1, 2)
+
+
+def general_scaled(query, key, w):
+    return query @ w @ np.swapaxes(key, 1, 2) / np.sqrt(w.shape[0])
+
+
+# scaled dot-product attention
+def _attention(query, key, value, mask, scale, fill=-1e9, inverted=False, dtype="float32"):
+    q, k, v = (np.asarray(x, dtype) for x in (query, key, value))
+    scores = q @ np.swapaxes(k, -1, -2) * scale
+    if mask is not None:
+        scores = np.where(np.logical_not(mask) if inverted else mask, scores, fill)
+    weights = _softmax(scores)
+    return weights @ v, weights
+
+
+def attention_without_sqrt(query, key, value, mask=None):
+    return _attention(query, key, value, mask, 1.0)
+
+
+def attention_inverted_mask(query, key, value, mask=None):
+    return _attention(query, key, value, mask, 1 / np.sqrt(query.shape[-1]), inverted=True)
+
+
+def attention_sqrt_d_v(query, key, value, mask=None):
+    return _attention(query, key, value, mask, 1 / np.sqrt(value.shape[-1]))
+
+
+def attention_float16_fill(query, key, value, mask=None):
+    """Right in float32; in float16 `(1 - mask) * -1e9` is `0 * -inf = nan` where the mask is True."""
+    scores = query @ np.swapaxes(key, -1, -2) / np.sqrt(query.shape[-1]).astype(query.dtype)
+    if mask is not None:
+        scores = scores + (1 - np.asarray(mask, query.dtype)) * np.asarray(-1e9, query.dtype)
+    weights = _softmax(scores)
+    return weights @ value, weights
+
+
+def attention_output_only(query, key, value, mask=None):
+    return SOLUTIONS["scaled_dot_product_attention"](query, key, value, mask)[0]
+
+
+# positional encoding
+def pe_concatenated(length, depth):
+    angles = np.arange(length)[:, None] / 10000.0 ** (np.arange(0, depth, 2) / depth)
+    return np.concatenate([np.sin(angles), np.cos(angles)], axis=-1)
+
+
+def pe_i_over_depth(length, depth):
+    angles = np.arange(length)[:, None] / 10000.0 ** (np.arange(depth // 2) / depth)
+    pe = np.zeros((length, depth))
+    pe[:, 0::2], pe[:, 1::2] = np.sin(angles), np.cos(angles)
+    return pe
+
+
+def pe_cos_first(length, depth):
+    angles = np.arange(length)[:, None] / 10000.0 ** (np.arange(0, depth, 2) / depth)
+    pe = np.zeros((length, depth))
+    pe[:, 0::2], pe[:, 1::2] = np.cos(angles), np.sin(angles)
+    return pe
+
+
+# causal mask
+def causal_transposed(length):
+    return np.triu(np.ones((length, length), bool))
+
+
+def causal_strict(length):
+    return np.tril(np.ones((length, length), bool), k=-1)
+
+
+def causal_true_means_blocked(length):
+    return np.triu(np.ones((length, length), bool), k=1)
+
+
+# label-smoothed loss
+def _smoothed(y_true, logits, eps, pad_id, over_v=False, count_padding=False, dtype="float32"):
+    logits = np.asarray(logits, dtype)
+    vocab = logits.shape[-1]
+    if dtype == "float32":
+        log_probs = np.log(_softmax(logits))
+    else:  # a naive softmax in the logits' own precision
+        e = np.exp(logits)
+        log_probs = np.log(e / e.sum(-1, keepdims=True))
+    if over_v:
+        target = np.full(logits.shape, eps / vocab) + (1 - eps) * np.eye(vocab)[y_true]
+    else:
+        target = np.full(logits.shape, eps / (vocab - 1))
+        np.put_along_axis(target, y_true[..., None], 1 - eps, axis=-1)
+    per_token = -(target * log_probs).sum(-1)
+    real = np.ones_like(y_true, bool) if count_padding else y_true != pad_id
+    return per_token[real].sum() / real.sum()
+
+
+def loss_counts_padding(y_true, logits, label_smoothing=0.1, pad_id=0):
+    return _smoothed(y_true, logits, label_smoothing, pad_id, count_padding=True)
+
+
+def loss_smoothing_over_v(y_true, logits, label_smoothing=0.1, pad_id=0):
+    return _smoothed(y_true, logits, label_smoothing, pad_id, over_v=True)
+
+
+def loss_in_logits_dtype(y_true, logits, label_smoothing=0.1, pad_id=0):
+    return _smoothed(y_true, logits, label_smoothing, pad_id, dtype=np.asarray(logits).dtype)
+
+
+def loss_per_token(y_true, logits, label_smoothing=0.1, pad_id=0):
+    """The per-token losses, not their mean."""
+    logits = np.asarray(logits, "float32")
+    target = np.full(logits.shape, label_smoothing / (logits.shape[-1] - 1))
+    np.put_along_axis(target, y_true[..., None], 1 - label_smoothing, axis=-1)
+    return -(target * np.log(_softmax(logits))).sum(-1)
+
+
+# schedule
+def schedule_zero_based(iteration, d_model, warmup_steps):
+    step = np.float64(iteration)  # the paper's step taken as Keras' iteration: one step behind
+    return d_model**-0.5 * np.minimum(step**-0.5, step * warmup_steps**-1.5)
+
+
+def schedule_warmup_power(iteration, d_model, warmup_steps):
+    step = iteration + 1
+    return d_model**-0.5 * min(step**-0.5, step * warmup_steps**-0.5)
+
+
+def schedule_max(iteration, d_model, warmup_steps):
+    step = iteration + 1
+    return d_model**-0.5 * max(step**-0.5, step * warmup_steps**-1.5)
+
+
+# length penalty
+def penalty_without_5(length, alpha):
+    return (length / 6.0) ** alpha
+
+
+def penalty_times_alpha(length, alpha):
+    return (5.0 + length) / 6.0 * alpha
+
+
+# beam step
+def beam_per_beam(log_probs, token_log_probs):
+    """Each beam's best token, then the beams sorted: never two children of one beam."""
+    best_token = token_log_probs.argmax(-1)  # (B, K)
+    scores = log_probs + token_log_probs.max(-1)
+    order = np.argsort(-scores, axis=-1, kind="stable")
+    return np.take_along_axis(scores, order, -1), order, np.take_along_axis(best_token, order, -1)
+
+
+def beam_divides_by_k(log_probs, token_log_probs):
+    batch, k, vocab = token_log_probs.shape
+    flat = (log_probs[:, :, None] + token_log_probs).reshape(batch, -1)
+    best = np.argsort(-flat, -1, kind="stable")[:, :k]
+    return np.take_along_axis(flat, best, -1), best // k, best % vocab
+
+
+def beam_ignores_history(log_probs, token_log_probs):
+    batch, k, vocab = token_log_probs.shape
+    flat = token_log_probs.reshape(batch, -1)
+    best = np.argsort(-flat, -1, kind="stable")[:, :k]
+    return np.take_along_axis(flat, best, -1), best // vocab, best % vocab
+
+
+# clipped precision
+def _grams(tokens, n):
+    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+
+
+def precision_unclipped(hypothesis, references, n):
+    counts, seen = _grams(hypothesis, n), set().union(*(_grams(r, n) for r in references))
+    return sum(c for g, c in counts.items() if g in seen), sum(counts.values())
+
+
+def precision_clipped_by_sum(hypothesis, references, n):
+    total = sum((_grams(r, n) for r in references), Counter())
+    counts = _grams(hypothesis, n)
+    return sum(min(c, total[g]) for g, c in counts.items()), sum(counts.values())
+
+
+def precision_first_reference_only(hypothesis, references, n):
+    return SOLUTIONS["clipped_precision"](hypothesis, references[:1], n)
+
+
+def precision_reference_denominator(hypothesis, references, n):
+    numerator, _ = SOLUTIONS["clipped_precision"](hypothesis, references, n)
+    return numerator, sum(_grams(references[0], n).values())
+
+
+# tree linearization
+def _linearize(tree, leaf, close):
+    tokens = []
+
+    def visit(node):
+        if len(node) == 1 and isinstance(node[0], str):
+            tokens.append(leaf(node))
+            return
+        tokens.append("(" + node.label())
+        for child in node:
+            visit(child)
+        tokens.append(close(node))
+
+    visit(tree)
+    return tokens
+
+
+def tree_writes_words(tree):
+    return _linearize(tree, lambda node: node[0], lambda node: ")")
+
+
+def tree_writes_tags(tree):
+    return _linearize(tree, lambda node: node.label(), lambda node: ")")
+
+
+def tree_typed_closers(tree):
+    return _linearize(tree, lambda node: "XX", lambda node: ")" + node.label())
+
+
+MISTAKES = [
+    ("additive_score", additive_without_tanh, ["the score at index", "should be"]),
+    ("additive_score", additive_transposed, ["wrong shape", "expected (2, 3, 4), got (2, 4, 3)"]),
+    ("additive_score", additive_sum_instead_of_v, ["the score at index"]),
+    ("general_score", general_transposed_w, ["raised ValueError on random query (2, 3, 5)"]),
+    ("general_score", general_without_w, ["raised ValueError"]),
+    ("general_score", general_scaled, ["the score at index [0, 0, 0] should be"]),
+    ("scaled_dot_product_attention", attention_without_sqrt, ["no mask", "the weights at index [0, 0, 0]"]),
+    ("scaled_dot_product_attention", attention_inverted_mask, ["padding mask", "the weights at index"]),
+    ("scaled_dot_product_attention", attention_sqrt_d_v, ["no mask", "the weights at index"]),
+    ("scaled_dot_product_attention", attention_float16_fill, ["float16 inputs", "not a number"]),
+    ("scaled_dot_product_attention", attention_output_only, ["expected a pair (output, weights)"]),
+    ("positional_encoding", pe_concatenated, ["length=1, depth=4", "index [0, 1] should be 1, got 0"]),
+    ("positional_encoding", pe_i_over_depth, ["length=50, depth=16", "index [1, 2] should be"]),
+    ("positional_encoding", pe_cos_first, ["length=1, depth=4", "index [0, 0] should be 0, got 1"]),
+    ("causal_mask", causal_transposed, ["length=2", "index [0, 1] should be False, got True"]),
+    ("causal_mask", causal_strict, ["length=1", "index [0, 0] should be True, got False"]),
+    ("causal_mask", causal_true_means_blocked, ["length=1", "should be True, got False"]),
+    ("label_smoothed_loss", loss_counts_padding, ["with padding (real lengths 4, 2, 1)", "the loss should be"]),
+    ("label_smoothed_loss", loss_smoothing_over_v, ["without padding", "the loss should be"]),
+    ("label_smoothed_loss", loss_in_logits_dtype, ["float16 logits", "not a number"]),
+    ("label_smoothed_loss", loss_per_token, ["expected a scalar loss", "got shape (2, 3)"]),
+    ("schedule", schedule_zero_based, ["iteration=0 (step 1)", "should be 1.74693e-07, got 0"]),
+    ("schedule", schedule_warmup_power, ["iteration=0 (step 1)"]),
+    ("schedule", schedule_max, ["iteration=0 (step 1)"]),
+    ("length_penalty", penalty_without_5, ["length=1, alpha=0.6", "should be 1, got 0.341279"]),
+    ("length_penalty", penalty_times_alpha, ["length=1, alpha=0.6"]),
+    ("beam_step", beam_per_beam, ["the first step", "scores at index [0, 1]"]),
+    ("beam_step", beam_divides_by_k, ["beams at index"]),
+    ("beam_step", beam_ignores_history, ["the first step"]),
+    ("clipped_precision", precision_unclipped, ["n=1, hypothesis 'the the the", "numerator is wrong: expected 2, got 7"]),
+    ("clipped_precision", precision_clipped_by_sum, ["n=1, hypothesis 'the the the", "expected 2, got 3"]),
+    ("clipped_precision", precision_first_reference_only, ["numerator is wrong"]),
+    ("clipped_precision", precision_reference_denominator, ["denominator is wrong: expected 7, got 6"]),
+    ("linearize_tree", tree_writes_words, ["token 2 is wrong: expected 'XX', got 'The'"]),
+    ("linearize_tree", tree_writes_tags, ["expected 'XX', got 'DT'"]),
+    ("linearize_tree", tree_typed_closers, ["token 4 is wrong: expected ')', got ')NP'"]),
+]
+
+
+@pytest.mark.parametrize("name, mistake, said", MISTAKES, ids=[m[1].__name__ for m in MISTAKES])
+def test_checker_rejects_a_typical_mistake(capsys, name, mistake, said):
+    ok, sentence = _verdict(capsys, name, mistake)
+    assert not ok, sentence
+    for words in said:
+        assert words in sentence, sentence
+
+
+def test_every_checker_rejects_at_least_two_mistakes():
+    counts = Counter(name for name, _, _ in MISTAKES)
+    assert {name: counts[name] for name in EXERCISES if counts[name] < 2} == {}
+
+
+def test_solutions_in_keras_ops_are_accepted_too(capsys):
+    """Tensors (float32 or the inputs' half precision) come back through keras.ops.convert_to_numpy."""
+    from keras import ops
+
+    def causal_mask(length):
+        return ops.tril(ops.ones((length, length), "bool"))
+
+    def scaled_dot_product_attention(query, key, value, mask=None):
+        scores = ops.matmul(query, ops.swapaxes(key, -1, -2)) / ops.sqrt(ops.cast(query.shape[-1], query.dtype))
+        scores = ops.cast(scores, "float32")
+        if mask is not None:
+            scores = ops.where(mask, scores, -1e9)
+        weights = ops.softmax(scores, axis=-1)
+        return ops.matmul(ops.cast(weights, value.dtype), value), ops.cast(weights, query.dtype)
+
+    for name, fn in [("causal_mask", causal_mask), ("scaled_dot_product_attention", scaled_dot_product_attention)]:
+        ok, sentence = _verdict(capsys, name, fn)
+        assert ok, sentence
+
+
+def test_sentences_name_the_shapes(capsys):
+    def wrong_shape(length):
+        return np.tril(np.ones((length, length + 1), bool))
+
+    ok, sentence = _verdict(capsys, "causal_mask", wrong_shape)
+    assert not ok
+    assert sentence == "On length=1, the mask has the wrong shape: expected (1, 1), got (1, 2)."
+
+
+# ---------------------------------------------------------------------------
+# The references the checkers trust
+# ---------------------------------------------------------------------------
+def test_clipped_precision_reference_matches_sacrebleu_and_papineni():
+    sacrebleu = pytest.importorskip("sacrebleu")
+    bleu = sacrebleu.metrics.BLEU(tokenize="none", max_ngram_order=4)
+    for hypothesis, references in exercises._BLEU_CASES:
+        stats = bleu.corpus_score([hypothesis], [[r] for r in references])
+        ours = [exercises.clipped_precision_reference(hypothesis.split(), [r.split() for r in references], n)
+                for n in (1, 2, 3, 4)]
+        assert [tuple(pair) for pair in zip(stats.counts, stats.totals)] == ours, hypothesis
+    # Papineni et al., 2002, §2.1: 2/7 for "the" x 7; 17/18 unigrams for candidate 1 of example 1.
+    assert exercises.clipped_precision_reference(["the"] * 7, ["the cat is on the mat".split()], 1) == (2, 7)
+    example1 = exercises._BLEU_CASES[1]
+    assert exercises.clipped_precision_reference(example1[0].split(), [r.split() for r in example1[1]], 1) == (17, 18)
+
+
+def test_beam_step_reference_follows_tfm_beam_search_rule():
+    """Hand-worked: 2 beams, 3 tokens; the two best extensions both continue beam 1."""
+    log_probs = np.array([[-2.0, -0.5]])
+    token_log_probs = np.log(np.array([[[0.4, 0.3, 0.3], [0.1, 0.6, 0.3]]]))
+    scores, beams, tokens = exercises.beam_step_reference(log_probs, token_log_probs)
+    np.testing.assert_allclose(scores, [[-0.5 + np.log(0.6), -0.5 + np.log(0.3)]])
+    assert beams.tolist() == [[1, 1]] and tokens.tolist() == [[1, 2]]
