@@ -196,3 +196,38 @@ def test_sync_prose_updates_markdown_keeps_outputs_and_refuses_code_changes(sour
     rewrite(source_path, lambda nb: nb["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": "x"}))
     with pytest.raises(ValueError, match="cells were added, removed or changed type"):
         make_course.sync_prose(synced, make_course.read(source_path))
+
+
+def test_sync_code_keeps_outputs_and_records_the_edit(source_and_copy):
+    """Code edited after the copy was made, printing the same (a rename): the copy takes the source's cells,
+    keeps its outputs, and its record lists the edit (why, and each changed cell's old and new lines)."""
+    source_path, copy_path = source_and_copy
+    rewrite(source_path, lambda nb: nb["cells"][3].update(source="print(sum([2, 2]))"))
+    rewrite(source_path, lambda nb: nb["cells"][2].update(source="Loss 1.23 in the full run (measured)."))
+    assert check(source_and_copy) == ["code cell 1 differs from the source's", "older than its source: the "
+                                      "source's cells changed after the copy was made (run `make course` for "
+                                      "this notebook again)"]
+    source = make_course.read(source_path)
+    synced, changed = make_course.sync_code(make_course.read(copy_path), source, "the same sum, spelled with sum()")
+    assert changed == [1] and make_course.check_copy(synced, source) == []
+    assert [c["source"] for c in synced["cells"]] == [c["source"] for c in source["cells"]]  # prose too
+    assert synced["cells"][3]["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "4\n"}]
+    record = synced["metadata"]["tfm_course"]
+    assert record["mode"] == "full" and record["seconds"] == 12
+    [edit] = record["code_edited"]
+    assert edit["why"] == "the same sum, spelled with sum()"
+    assert edit["cells"] == {"1": {"old": ["print(2 + 2)"], "new": ["print(sum([2, 2]))"]}}
+    # A second edit is appended; refused: no code change, a changed layout, no reason given.
+    rewrite(source_path, lambda nb: nb["cells"][1].update(source="import os\nFAST = bool(os.environ.get('TFM_FAST'))"))
+    again, changed = make_course.sync_code(synced, make_course.read(source_path), "a flag, read the same way")
+    assert changed == [0] and len(again["metadata"]["tfm_course"]["code_edited"]) == 2
+    assert again["metadata"]["tfm_course"]["code_edited"][1]["cells"]["0"] == {
+        "old": ["FAST = os.environ.get('TFM_FAST')"], "new": ["FAST = bool(os.environ.get('TFM_FAST'))"]}
+    with pytest.raises(ValueError, match="no code cell changed"):
+        make_course.sync_code(again, make_course.read(source_path), "nothing")
+    with pytest.raises(ValueError, match="--why"):
+        make_course.sync_code(synced, make_course.read(source_path), " ")
+    rewrite(source_path, lambda nb: nb["cells"].append({"cell_type": "code", "metadata": {}, "source": "1",
+                                                        "outputs": [], "execution_count": None}))
+    with pytest.raises(ValueError, match="cells were added, removed or changed type"):
+        make_course.sync_code(again, make_course.read(source_path), "a new cell")

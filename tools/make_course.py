@@ -5,6 +5,7 @@
     .venv/bin/python tools/make_course.py --fast --output /tmp/course 05   # TFM_FAST=1: checks the machinery
     .venv/bin/python tools/make_course.py --check            # every copy in docs/course/ matches its source
     .venv/bin/python tools/make_course.py --sync-prose 01    # prose edited since the copy: no re-run needed
+    .venv/bin/python tools/make_course.py --sync-code 04 --why "MultiHeadAttention.call_with_scores (issue 22)"
 
 `notebooks/` stays output-free (diffs stay readable); `docs/course/NN_topic.ipynb` is the
 same notebook with its outputs, for reading on GitHub without running anything. Each copy
@@ -23,6 +24,14 @@ Prose is not executed: when only markdown cells changed since a copy was made (t
 the cell layout are the same), `--sync-prose` writes the source's markdown into the copy, keeps its
 outputs and re-stamps it (`prose_synced` in the record), instead of hours of re-execution; it refuses,
 saying so, a copy whose code changed. This is how prose is made to match the outputs it describes.
+
+Code edited after a copy was made, in a way that does not change what the cells print (an API renamed,
+an import moved to the name's real home), goes in the same way with `--sync-code --why "..."`: the
+source's cells are written into the copy, its outputs kept, and the record says so in `code_edited`
+(the date, the reason, and each changed code cell's removed and added lines), so the copy does not
+claim that its outputs came from the code it now shows. Whether the outputs still hold is the editor's
+judgement, stated in `--why`: anything that would change a number needs a run; a printed name that the
+edit renamed (the output still showing the old one) is said in `--why`.
 
 Notebooks that keep their runs (08, 12, 13) write them to `runs/NN_*` in the repository, and
 `tfm.training.train` resumes a run folder it finds there; a copy must show a run made from
@@ -144,6 +153,52 @@ def sync_prose(executed, source):
         synced["metadata"][METADATA_KEY] = {
             **record, "source_sha256": source_digest(source),
             "prose_synced": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
+    return synced, changed
+
+
+def _line_changes(old, new):
+    """`{"old": [...], "new": [...]}`: the lines of `old` that `new` replaced, and their replacements."""
+    import difflib
+
+    a, b = old.splitlines(), new.splitlines()
+    removed, added = [], []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag != "equal":
+            removed += a[i1:i2]
+            added += b[j1:j2]
+    return {"old": removed, "new": added}
+
+
+def sync_code(executed, source, why):
+    """`executed` with `source`'s cells, code included, its outputs kept: for code edited after the copy was
+    made that prints the same (an API renamed, an import moved). Raises ValueError when cells were added,
+    removed or changed type (run the notebook again), or when nothing in the code changed (`--sync-prose`).
+
+    The record gets a `code_edited` entry (`date`, `why`, and `cells`: code-cell index -> the lines removed
+    and added), appended to those of earlier edits, and the source's digest.
+
+    Returns:
+        `(notebook, changed)`: the synced copy (a new dict) and the indices of the code cells that changed.
+    """
+    if not why or not why.strip():
+        raise ValueError("say why the outputs still hold for the edited code (--why)")
+    layout = lambda nb: [cell["cell_type"] for cell in nb["cells"]]  # noqa: E731
+    if layout(executed) != layout(source):
+        raise ValueError("cells were added, removed or changed type since the copy was made: run it again")
+    record = executed.get("metadata", {}).get(METADATA_KEY)
+    if not record:
+        raise ValueError(f"no '{METADATA_KEY}' record: not made by tools/make_course.py")
+    old, new = code_cells(executed), code_cells(source)
+    changed = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    if not changed:
+        raise ValueError("no code cell changed: use --sync-prose")
+    synced = json.loads(json.dumps(executed))
+    for cell, fresh in zip(synced["cells"], source["cells"]):
+        cell["source"] = fresh["source"]
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    edit = {"date": today, "why": why.strip(), "cells": {str(i): _line_changes(old[i], new[i]) for i in changed}}
+    synced["metadata"][METADATA_KEY] = {**record, "source_sha256": source_digest(source),
+                                        "code_edited": [*record.get("code_edited", []), edit]}
     return synced, changed
 
 
@@ -287,6 +342,10 @@ def main(argv=None):
     parser.add_argument("--sync-prose", action="store_true",
                         help="copy the sources' markdown into the copies in --output whose code is unchanged "
                              "(no execution); refuse those whose code changed")
+    parser.add_argument("--sync-code", action="store_true",
+                        help="copy the sources' cells into the copies in --output whose code was edited in a way "
+                             "that prints the same (outputs kept; the record lists the edit and --why)")
+    parser.add_argument("--why", help="with --sync-code: why the copy's outputs still hold for the edited code")
     parser.add_argument("--keep-runs", action="store_true",
                         help="keep runs/NN_* (default: remove them first, so each notebook trains from scratch)")
     args = parser.parse_args(argv)
@@ -313,6 +372,23 @@ def main(argv=None):
             if changed:
                 nbformat.write(nbformat.from_dict(synced), target)
             print(f"{path.name}: {changed} markdown cell(s) synced" if changed else f"{path.name}: prose up to date")
+        return 1 if refused else 0
+    if args.sync_code:
+        import nbformat
+
+        if not args.notebooks:
+            parser.error("--sync-code takes the notebooks to sync by name, e.g. --sync-code 04 --why '...'")
+        refused = []
+        for path in select(args.notebooks):
+            target = pathlib.Path(args.output) / path.name
+            try:
+                synced, changed = sync_code(read(target), read(path), args.why)
+            except (ValueError, FileNotFoundError) as error:
+                refused.append(path.name)
+                print(f"{path.name}: not synced: {error}")
+                continue
+            nbformat.write(nbformat.from_dict(synced), target)
+            print(f"{path.name}: code cells {changed} synced, outputs kept")
         return 1 if refused else 0
     if args.fast and pathlib.Path(args.output).resolve() == COURSE_DIR.resolve():
         raise SystemExit("--fast copies do not belong in docs/course/; give --output another folder")
