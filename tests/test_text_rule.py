@@ -4,6 +4,10 @@ the exported SavedModel and CTranslate2Translator each translate every case as i
 
 import io
 import math
+import os
+import subprocess
+import sys
+import unicodedata
 
 import numpy as np
 import pytest
@@ -74,14 +78,22 @@ def test_python_and_tensorflow_rules_refuse_alike():
 
 
 def test_normalize_is_idempotent_and_the_separators_are_unicodes_white_space():
-    import unicodedata
-
     assert all(text_rule.normalize(clean) == clean for clean in CLEAN)
     # Unicode's White_Space (PropList.txt): every character str.isspace() calls a space, except the four
     # ASCII information separators U+001C-U+001F that Python counts and Unicode does not.
     spaces = {chr(c) for c in range(0x110000) if chr(c).isspace()} - {"\x1c", "\x1d", "\x1e", "\x1f"}
     assert set(text_rule.SEPARATORS) == spaces
     assert all(unicodedata.category(c) in ("Zs", "Zl", "Zp", "Cc") for c in text_rule.SEPARATORS)
+
+
+def test_the_python_rule_needs_no_tensorflow():
+    """Why there are two versions: CTranslate2Translator runs without TensorFlow, and so does its rule."""
+    probe = ("import sys, tfm.text_rule, tfm.export_ctranslate2\n"
+             "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
 
 
 # ---------------------------------------------------------------------------
