@@ -430,3 +430,32 @@ def test_beam_step_reference_follows_tfm_beam_search_rule():
     scores, beams, tokens = exercises.beam_step_reference(log_probs, token_log_probs)
     np.testing.assert_allclose(scores, [[-0.5 + np.log(0.6), -0.5 + np.log(0.3)]])
     assert beams.tolist() == [[1, 1]] and tokens.tolist() == [[1, 2]]
+
+
+def test_beam_step_reference_equals_top_k_over_the_flattened_candidates():
+    """The rule of tfm.decoding.beam_search: `tf.math.top_k` over `K * V`, `beam = id // V`, `token = id % V`."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    log_probs = -rng.uniform(0, 5, size=(3, 4))
+    token_log_probs = np.log(_softmax(rng.normal(size=(3, 4, 9))))
+    scores, beams, tokens = exercises.beam_step_reference(log_probs, token_log_probs)
+    top, ids = tf.math.top_k(tf.reshape(log_probs[:, :, None] + token_log_probs, [3, -1]), k=4)
+    np.testing.assert_allclose(scores, top.numpy())
+    assert beams.tolist() == (ids.numpy() // 9).tolist() and tokens.tolist() == (ids.numpy() % 9).tolist()
+
+
+def test_checkers_ignore_a_global_mixed_precision_policy(capsys):
+    """A notebook that set mixed_bfloat16 still gets tfm's float32 reference (conftest restores float32)."""
+    import keras
+
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    for name in ("additive_score", "general_score", "scaled_dot_product_attention", "label_smoothed_loss"):
+        ok, sentence = _verdict(capsys, name, SOLUTIONS[name])
+        assert ok, sentence
+
+
+def test_a_failure_on_tfms_side_is_one_sentence_not_a_traceback(capsys, monkeypatch):
+    monkeypatch.setattr(exercises, "clipped_precision_reference", lambda *args: 1 / 0)
+    ok, sentence = _verdict(capsys, "clipped_precision", SOLUTIONS["clipped_precision"])
+    assert not ok and "could not compute tfm's reference (ZeroDivisionError" in sentence

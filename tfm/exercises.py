@@ -90,6 +90,10 @@ def _run(name, fn, body):
     except _Mismatch as mismatch:
         print(_sentence(str(mismatch)))
         return False
+    except Exception as error:  # noqa: BLE001 - tfm's side failed (e.g. an optional package is missing)
+        print(_sentence(f"{name} could not compute tfm's reference ({type(error).__name__}: {error}); "
+                        f"your function was not judged"))
+        return False
     print(_sentence(sentence))
     return True
 
