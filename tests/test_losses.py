@@ -25,13 +25,20 @@ def test_matches_numpy_and_ignores_padding():
     other = logits.copy()
     other[1, 1:] = 100.0
     np.testing.assert_allclose(float(loss(y, other)), float(loss(y, logits)), rtol=1e-6)
-    # A variable works too (notebook 07 reads the smoothed target back from its gradient).
+    # A variable works too: notebook 07 reads the smoothed target back from its gradient, which is
+    # (softmax(logits) - target) / (real tokens) at real positions and 0 at padding.
     import tensorflow as tf
 
     variable = tf.Variable(logits)
     with tf.GradientTape() as tape:
         value = loss(y, variable)
-    assert np.isclose(float(value), float(loss(y, logits))) and tape.gradient(value, variable) is not None
+    assert np.isclose(float(value), float(loss(y, logits)))
+    probs = np.exp(logits - logits.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    target = np.full(logits.shape, 0.1 / 6)
+    np.put_along_axis(target, y[..., None], 0.9, axis=-1)
+    real = (y != 0)[..., None]
+    np.testing.assert_allclose(tape.gradient(value, variable), (probs - target) * real / real.sum(), atol=1e-6)
 
 
 def test_eps_zero_is_cross_entropy_and_hand_value():
