@@ -14,7 +14,12 @@ import math
 
 import numpy as np
 
+from tfm.diagrams import draw_attention, draw_seq2seq, draw_transformer  # architecture figures (Figures 1, 2)
+
 __all__ = [
+    "draw_attention",
+    "draw_seq2seq",
+    "draw_transformer",
     "figure_axes",
     "plot_attention",
     "plot_attention_heads",
