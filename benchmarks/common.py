@@ -56,3 +56,14 @@ def save_result(name, payload):
     with open(path, "w") as f:
         json.dump(payload, f, indent=2)
     return path
+
+
+def use_mixed_precision(precision):
+    """`--precision`: auto = mixed_bfloat16 where the CPU computes bfloat16 in hardware (or a GPU), else float32."""
+    if precision != "auto":
+        return precision == "mixed_bfloat16"
+    import tensorflow as tf
+
+    from tfm.distribute import cpu_has_native_bfloat16
+
+    return bool(tf.config.list_logical_devices("GPU")) or cpu_has_native_bfloat16() is not False

@@ -36,7 +36,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import save_result  # noqa: E402
-from quality_at_budget import use_mixed_precision  # noqa: E402  the --precision rule, defined there
+from common import use_mixed_precision  # noqa: E402  the --precision rule
 
 MODELS = {"transformer": "Transformer, parse_small (4 layers, d 256, pre-LN)",
           "bahdanau": "Bahdanau seq2seq (LSTM 256, additive attention)"}

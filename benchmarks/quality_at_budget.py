@@ -29,7 +29,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import RESULTS_DIR, save_result  # noqa: E402
+from common import RESULTS_DIR, save_result, use_mixed_precision  # noqa: E402
 
 GOAL = 38.0  # tokenized lowercased BLEU of published text-only NMT baselines on test_2016_flickr
 
@@ -100,17 +100,6 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
                 self.model.stop_training = True
 
     return Budget()
-
-
-def use_mixed_precision(precision):
-    """`--precision`: auto = mixed_bfloat16 where the CPU computes bfloat16 in hardware (or a GPU), else float32."""
-    if precision != "auto":
-        return precision == "mixed_bfloat16"
-    import tensorflow as tf
-
-    from tfm.distribute import cpu_has_native_bfloat16
-
-    return bool(tf.config.list_logical_devices("GPU")) or cpu_has_native_bfloat16() is not False
 
 
 def run_model(name, args, curves):

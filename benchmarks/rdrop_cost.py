@@ -34,7 +34,10 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=6, help="batches per measurement")
     parser.add_argument("--rounds", type=int, default=3, help="measurements per variant")
     parser.add_argument("--rdrop-alpha", type=float, default=5.0)
+    parser.add_argument("--quick", action="store_true", help="2 steps x 1 round (a smoke run)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.steps, args.rounds = 2, 1
 
     import keras
     import numpy as np
