@@ -22,7 +22,6 @@ Names are imported lazily (PEP 562): `import tfm` starts neither TensorFlow nor
 Keras; the first use of a name that needs them does. So `tfm --help` answers at once.
 """
 
-import importlib
 import os as _os
 import pkgutil as _pkgutil
 
@@ -77,17 +76,7 @@ _SUBMODULES = tuple(sorted(m.name for m in _pkgutil.iter_modules(__path__) if no
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"tfm.{name}")
-    else:
-        raise AttributeError(f"module 'tfm' has no attribute {name!r}")
-    globals()[name] = value
-    return value
+from tfm._lazy import lazy_attributes as _lazy_attributes  # noqa: E402  (after the environment defaults above)
 
 
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))
+__getattr__, __dir__ = _lazy_attributes(__name__, _EXPORTS, _SUBMODULES)

@@ -5,8 +5,7 @@ The registry (`MODELS`, `make_config`, ...) and `Seq2SeqConfig` import no Tensor
 `tfm.models.registry.MODELS` costs the CLI nothing.
 """
 
-import importlib
-
+from tfm._lazy import lazy_attributes as _lazy_attributes
 from tfm.config import Seq2SeqConfig
 from tfm.models.registry import (
     MODELS,
@@ -31,16 +30,4 @@ __all__ = sorted(["MODELS", "Seq2SeqConfig", "as_config", "build_model", "build_
                   "make_config", "model_name", *_LAZY])
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"tfm.models.{name}")
-    else:
-        raise AttributeError(f"module 'tfm.models' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY, _SUBMODULES)

@@ -20,8 +20,9 @@ needs neither; preprocessing, linearization and scoring need NLTK only, the plot
 constraint and the evaluation need TensorFlow.
 """
 
-import importlib
 import pkgutil as _pkgutil
+
+from tfm._lazy import lazy_attributes as _lazy_attributes
 
 # Public name -> the module of this package that defines it.
 _EXPORTS = {
@@ -64,16 +65,5 @@ _SUBMODULES = tuple(sorted(m.name for m in _pkgutil.iter_modules(__path__) if no
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f"tfm.parsing.{_EXPORTS[name]}"), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"tfm.parsing.{name}")
-    else:
-        raise AttributeError(f"module 'tfm.parsing' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))
+__getattr__, __dir__ = _lazy_attributes(__name__, {name: f"tfm.parsing.{module}" for name, module in _EXPORTS.items()},
+                                       _SUBMODULES)
