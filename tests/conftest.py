@@ -106,3 +106,29 @@ def treebank_data_dir(tmp_path_factory):
     os.makedirs(root / "nltk_data" / "corpora")
     shutil.copy(SHARED_TREEBANK, root / "nltk_data" / "corpora" / "treebank.zip")
     return str(root)
+
+
+@pytest.fixture(scope="session")
+def biased_decodable():
+    """`BiasedDecodable(model, bias)`: a model seen through `tfm.decoding` with `bias` (V,) added to every
+    step's logits, so that an untrained model writes what a test needs it to write (the search, the cache
+    and the dynamic shapes all stay real)."""
+    import tensorflow as tf
+
+    from tfm import decoding
+
+    class BiasedDecodable(decoding.Decodable):
+        def __init__(self, model, bias):
+            self.inner = decoding.as_decodable(model)
+            for name in ("vocab_size", "max_source_length", "max_steps", "default_max_extra_length"):
+                setattr(self, name, getattr(self.inner, name))
+            self.bias = tf.constant(bias, tf.float32)
+
+        def start(self, *args, **kwargs):
+            return self.inner.start(*args, **kwargs)
+
+        def step(self, *args, **kwargs):
+            logits, dynamic = self.inner.step(*args, **kwargs)
+            return tf.cast(logits, tf.float32) + self.bias, dynamic
+
+    return BiasedDecodable

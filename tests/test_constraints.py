@@ -42,29 +42,13 @@ class EvenIdsAsLongAsTheSource:
         return tf.where(done[:, tf.newaxis], (ids == END_ID)[tf.newaxis], even[tf.newaxis])  # (N, V)
 
 
-class Leaning(decoding.Decodable):
-    """The untrained tiny Transformer (KV cache, dynamic shapes and all), its logits pushed towards `token`
-    and odd ids: left alone it writes them, so a constraint that forbids them is seen at work."""
-
-    def __init__(self, model, token):
-        self.inner = decoding.as_decodable(model)
-        for name in ("vocab_size", "max_source_length", "max_steps", "default_max_extra_length"):
-            setattr(self, name, getattr(self.inner, name))
-        bias = np.where(np.arange(self.vocab_size) % 2 == 1, 2.0, 0.0).astype("float32")
-        bias[token] = 6.0
-        self.bias = tf.constant(bias)
-
-    def start(self, *args, **kwargs):
-        return self.inner.start(*args, **kwargs)
-
-    def step(self, *args, **kwargs):
-        logits, dynamic = self.inner.step(*args, **kwargs)
-        return tf.cast(logits, tf.float32) + self.bias, dynamic
-
-
 @pytest.fixture(scope="module")
-def leaning(tiny_transformer):
-    return Leaning(tiny_transformer, BANNED)
+def leaning(tiny_transformer, number_tokenizer, biased_decodable):
+    """The untrained tiny Transformer, its logits pushed towards BANNED and odd ids: left alone it writes
+    them, so a constraint that forbids them is seen at work."""
+    bias = np.where(np.arange(number_tokenizer.vocab_size) % 2 == 1, 2.0, 0.0).astype("float32")
+    bias[BANNED] = 6.0
+    return biased_decodable(tiny_transformer, bias)
 
 
 @pytest.fixture(scope="module")

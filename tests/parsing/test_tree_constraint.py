@@ -134,29 +134,13 @@ def random_model():
     return tfm.build_transformer(config)
 
 
-class Leaning(decoding.Decodable):
-    """An untrained Transformer (KV cache, dynamic shapes and all) whose logits lean towards leaves and
-    closers: left alone, random weights mostly open brackets until the length limit, which tests nothing."""
-
-    def __init__(self, model):
-        self.inner = decoding.as_decodable(model)
-        for name in ("vocab_size", "max_source_length", "max_steps", "default_max_extra_length"):
-            setattr(self, name, getattr(self.inner, name))
-        bias = np.zeros(len(VOCAB), "float32")
-        bias[[XX, CLOSE]] = 3.0
-        self.bias = tf.constant(bias)
-
-    def start(self, *args, **kwargs):
-        return self.inner.start(*args, **kwargs)
-
-    def step(self, *args, **kwargs):
-        logits, dynamic = self.inner.step(*args, **kwargs)
-        return tf.cast(logits, tf.float32) + self.bias, dynamic
-
-
 @pytest.fixture(scope="module")
-def leaning(random_model):
-    return Leaning(random_model)
+def leaning(random_model, biased_decodable):
+    """The untrained Transformer, its logits leaning towards leaves and closers: left alone, random
+    weights mostly open brackets until the length limit, which tests nothing."""
+    bias = np.zeros(len(VOCAB), "float32")
+    bias[[XX, CLOSE]] = 3.0
+    return biased_decodable(random_model, bias)
 
 
 @pytest.fixture(scope="module")
