@@ -55,6 +55,8 @@ def test_version_comes_from_package_metadata(capsys):
     (["train", "--output", "r", "--epochs", "-1"], "--epochs"),
     (["translate", "--run", "r", "--alpha", "-5", "x"], "--alpha"),
     (["translate", "--run", "r", "--alpha", "nan", "x"], "--alpha"),
+    (["translate", "--run", "r", "--alpha", "inf", "x"], "--alpha"),
+    (["train", "--output", "r", "--worker-timeout", "0"], "--worker-timeout"),
     (["evaluate", "--run", "r", "--beam-size", "0"], "--beam-size"),
     (["average", "--run", "r", "--last", "0"], "--last"),
 ])

@@ -1,10 +1,13 @@
-"""Damaged files and interrupted runs: a clear message, a correct count, nothing lost without a word.
+"""The run-folder contract: damaged files and interrupted runs give a clear message and a correct count,
+files are written whole or not at all, one writer at a time.
 
 The damaged-file fixtures: a corrupted gzip corpus, a truncated weights file, a truncated
 SentencePiece model, a damaged training backup; each reproduces a failure that once ended in
-a traceback or a wrong count.
+a traceback or a wrong count. Faults met while a run is written (full disk, file-size limit,
+read-only folder, a second writer, SIGTERM) are in test_run_faults.py.
 """
 
+import errno
 import gzip
 import os
 import shutil
@@ -15,10 +18,7 @@ import pytest
 from tfm import cli, runs
 from tfm.config import TransformerConfig
 from tfm.training import train
-
-SMALL = dict(num_layers=1, d_model=16, num_heads=2, d_ff=32, dropout=0.0, vocab_size=80, warmup_steps=20,
-             tokens_per_batch=256, max_length=24)
-RUN = dict(dataset="numbers", steps_per_epoch=2, validation=False, verbose=0, strategy="default")
+from training_helper import RUN, SMALL, train_argv
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +69,7 @@ def test_damaged_backup_without_an_older_copy_is_set_aside(finished_run, tmp_pat
 def test_train_command_counts_epochs_from_disk(finished_run, tmp_path, capsys):
     run_dir = copy_run(finished_run, tmp_path)
     truncate(os.path.join(run_dir, runs.BACKUP_DIR, "latest.weights.h5"))
-    argv = ["train", "--output", run_dir, "--epochs", "3", "--steps-per-epoch", "2", "--keep-checkpoints", "5",
-            "--strategy", "default", "--vocab-size", "80", "--max-length", "24", "--tokens-per-batch", "256"]
-    argv += [arg for key in ("num_layers", "d_model", "num_heads", "d_ff", "dropout", "warmup_steps")
-             for arg in ("--set", f"{key}={SMALL[key]}")]
+    argv = train_argv(run_dir, 3)
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert ": 3 epochs finished" in out and "tfm average --run" in out
@@ -145,10 +142,7 @@ def test_ctrl_c_during_training_says_the_run_is_intact(finished_run, tmp_path, m
     real_train = tfm.training.train
     monkeypatch.setattr(tfm.training, "train", lambda *a, **k: real_train(*a, callbacks=[Interrupt()], **k))
     run_dir = copy_run(finished_run, tmp_path)
-    argv = ["train", "--output", run_dir, "--epochs", "3", "--steps-per-epoch", "2", "--keep-checkpoints", "5",
-            "--strategy", "default", "--vocab-size", "80", "--max-length", "24", "--tokens-per-batch", "256"]
-    argv += [arg for key in ("num_layers", "d_model", "num_heads", "d_ff", "dropout", "warmup_steps")
-             for arg in ("--set", f"{key}={SMALL[key]}")]
+    argv = train_argv(run_dir, 3)
     assert cli.main(argv) == cli.EXIT_INTERRUPTED
     err = capsys.readouterr().err
     assert "interrupted" in err and "keeps 2 finished epochs" in err and "resume" in err
@@ -181,3 +175,90 @@ def test_run_folder_of_the_previous_layout_still_loads_and_resumes(tmp_path):
     model, _, loaded = runs.load_run(run_dir)
     assert loaded["config"].max_length == 24 and loaded["config"].tokens_per_batch == 256
     assert train(config, output=run_dir, epochs=2, **RUN).epochs == 2  # same configuration: resumed
+
+
+# Writing files ------------------------------------------------------------------
+def fail_fsync(monkeypatch, code, name):
+    """os.fsync raises OSError(code) for files whose path contains `name` (written, not yet flushed)."""
+    real = os.fsync
+
+    def fsync(fd):
+        if name in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(code, os.strerror(code))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
+@pytest.mark.parametrize("code, cause", [
+    (errno.ENOSPC, "the disk is full (ENOSPC)"),
+    (errno.EFBIG, "the file would exceed the file-size limit set by ulimit -f (EFBIG)"),
+    (errno.EROFS, "the file system is read-only (EROFS)"),
+])
+def test_a_failed_write_names_the_file_and_the_cause_and_keeps_the_old_file(tmp_path, monkeypatch, code, cause):
+    path = tmp_path / "history.csv"
+    path.write_text("epoch,loss\n0,3.0\n")
+    fail_fsync(monkeypatch, code, "history.csv")
+    with pytest.raises(runs.WriteError) as error:
+        runs.write_rows(str(path), [{"epoch": 0, "loss": 3.0}, {"epoch": 1, "loss": 2.0}])
+    assert str(error.value) == f"cannot write {path}: {cause}"
+    assert path.read_text() == "epoch,loss\n0,3.0\n" and os.listdir(tmp_path) == ["history.csv"]  # no .tmp left
+
+
+def test_history_is_written_with_newlines_only(tmp_path):
+    runs.write_rows(str(tmp_path / "history.csv"), [{"epoch": 0, "loss": 3.0}, {"epoch": 1, "loss": 2.0}])
+    assert (tmp_path / "history.csv").read_bytes() == b"epoch,loss\n0,3.0\n1,2.0\n"
+    (tmp_path / "old.csv").write_bytes(b"epoch,loss\r\n0,3.0\r\n")  # written by earlier versions: still read
+    assert runs.read_rows(str(tmp_path / "old.csv")) == [{"epoch": "0", "loss": "3.0"}]
+
+
+def test_weights_are_written_whole_and_read_back(finished_run, tmp_path):
+    model, _, info = runs.load_run(finished_run)
+    record = runs.save_weights(model, str(tmp_path / "copy.weights.h5"))
+    assert record["bytes"] == os.path.getsize(tmp_path / "copy.weights.h5")
+    again = runs.build_float32_model(info["config"])
+    again.load_weights(str(tmp_path / "copy.weights.h5"))  # Keras reads what was built in memory
+    for got, want in zip(again.get_weights(), model.get_weights()):
+        assert (got == want).all()
+
+
+def test_stale_temporaries_are_removed_but_not_a_live_process_ones(tmp_path):
+    run_dir = tmp_path / "run"
+    (run_dir / "checkpoints").mkdir(parents=True)
+    (run_dir / "backup").mkdir()
+    dead = 2**22 + 12345  # above the default pid_max: no such process
+    stale = [run_dir / "checkpoints" / f".tmp{dead}.epoch_003.weights.h5", run_dir / "backup" / f".tmp{dead}.x",
+             run_dir / f"config.json.tmp{dead}", run_dir / f".tmp{dead}_tokenizer"]
+    for path in stale[:3]:
+        path.write_bytes(b"half")
+    stale[3].mkdir()
+    live = run_dir / "checkpoints" / f".tmp{os.getppid()}.averaged.weights.h5"  # e.g. a tfm average at work
+    live.write_bytes(b"half")
+    assert sorted(runs.remove_temporaries(str(run_dir))) == sorted(map(str, stale))
+    assert not any(path.exists() for path in stale) and live.exists()
+
+
+# One writer at a time, and folders that are not what they seem ---------------------
+def test_a_locked_run_folder_names_its_holder(tmp_path):
+    with runs.lock_run(str(tmp_path)):
+        with pytest.raises(runs.RunInUseError, match=rf"in use by PID {os.getpid()} \(started .* on .*\); wait"):
+            with runs.lock_run(str(tmp_path)):
+                pass
+    with runs.lock_run(str(tmp_path)):  # released on leaving
+        pass
+
+
+def test_output_paths_that_are_not_folders_are_named(tmp_path):
+    loop = tmp_path / "loop"
+    os.symlink(loop, loop)
+    with pytest.raises(NotADirectoryError, match="is a symbolic link loop"):
+        runs.check_fresh_folder(str(loop))
+    dangling = tmp_path / "dangling"
+    os.symlink(tmp_path / "nowhere", dangling)
+    with pytest.raises(NotADirectoryError, match="is a symbolic link to .*nowhere'?, which does not exist"):
+        runs.check_fresh_folder(str(dangling))
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(NotADirectoryError, match="is a file, not a folder"):
+        runs.read_run_config(str(tmp_path / "file"))
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        runs.read_run_config(str(tmp_path / "absent"))

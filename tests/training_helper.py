@@ -1,4 +1,7 @@
-"""Runs `tfm.training.train` in a fresh process for tests/test_training.py.
+"""Tiny training runs shared by the tests, and `tfm.training.train` in a fresh process.
+
+`SMALL` / `RUN` are a model and a `train` call small enough for 2 shared CPU cores
+(a few seconds an epoch); `train_argv` is the same run as a `tfm train` command line.
 
 Strategies that must be configured before TensorFlow starts (logical CPU devices,
 `MultiWorkerMirroredStrategy` from `TF_CONFIG`) need their own process:
@@ -16,6 +19,30 @@ import sys
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMALL = dict(num_layers=1, d_model=16, num_heads=2, d_ff=32, dropout=0.0, vocab_size=80, warmup_steps=20,
+             tokens_per_batch=256, max_length=24)
+RUN = dict(dataset="numbers", steps_per_epoch=2, validation=False, verbose=0, strategy="default")
+
+
+def train_argv(output, epochs, *extra):
+    """`tfm train` arguments for `train(TransformerConfig.tiny(**SMALL), output=output, epochs=epochs, **RUN,
+    keep_checkpoints=5)` (the CLI validates on the numbers task's validation split)."""
+    argv = ["train", "--output", str(output), "--epochs", str(epochs), "--steps-per-epoch", str(RUN["steps_per_epoch"]),
+            "--keep-checkpoints", "5", "--strategy", "default", "--vocab-size", str(SMALL["vocab_size"]),
+            "--max-length", str(SMALL["max_length"]), "--tokens-per-batch", str(SMALL["tokens_per_batch"])]
+    argv += [arg for key in ("num_layers", "d_model", "num_heads", "d_ff", "dropout", "warmup_steps")
+             for arg in ("--set", f"{key}={SMALL[key]}")]
+    return argv + list(extra)
+
+
+def child_env(**extra):
+    """The environment of a child TensorFlow process: one thread pool thread each, so several share 2 cores."""
+    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    env.update(TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow", TF_NUM_INTRAOP_THREADS="1",
+               TF_NUM_INTEROP_THREADS="1", **extra)
+    return env
 
 
 def main(spec):

@@ -1,10 +1,12 @@
-"""Keras callbacks of a run folder: history.csv, epoch checkpoints, a NaN guard.
+"""Keras callbacks of a run folder: history.csv, epoch checkpoints, a NaN guard, the training backup.
 
-`tfm.training.train` adds them to `model.fit` in this order, then Keras'
-`BackupAndRestore` last (so a kill between callbacks repeats an epoch rather than
-losing its row or checkpoint).
+`tfm.training.train` adds them to `model.fit` in this order, `RunBackup` last (so a
+kill between callbacks repeats an epoch rather than losing its row or checkpoint).
+Every file is written whole or not at all (`tfm.runs.write_atomic`).
 """
 
+import hashlib
+import json
 import os
 import time
 
@@ -56,8 +58,8 @@ class EpochCheckpoint(keras.callbacks.Callback):
     """Saves the model weights (no optimizer state) as `epoch_NNN.weights.h5` after each epoch; keeps the last K.
 
     NNN is the number of finished epochs (epoch_001 after the first). Files are
-    written under a temporary name and renamed, so a killed run never leaves half a
-    checkpoint.
+    written whole or not at all (`tfm.runs.save_weights`), so a killed run or a full
+    disk never leaves half a checkpoint.
 
     Args:
         folder: str. `RUN/checkpoints`.
@@ -75,14 +77,53 @@ class EpochCheckpoint(keras.callbacks.Callback):
         self.shadow = shadow
 
     def on_epoch_end(self, epoch, logs=None):
-        os.makedirs(self.folder, exist_ok=True)
-        path = os.path.join(self.folder, f"epoch_{epoch + 1:03d}.weights.h5")
-        tmp = os.path.join(self.folder, f".tmp{os.getpid()}.weights.h5")
+        runs.make_folder(self.folder)
         self.shadow.set_weights(self.model.get_weights())
-        self.shadow.save_weights(tmp)
-        os.replace(tmp, path)
+        runs.save_weights(self.shadow, os.path.join(self.folder, f"epoch_{epoch + 1:03d}.weights.h5"))
         for _, old in runs.epoch_checkpoints(os.path.dirname(self.folder))[: -self.keep]:
             os.remove(old)
+
+
+class RunBackup(keras.callbacks.BackupAndRestore):
+    """Keras' `BackupAndRestore` (`RUN/backup/`: weights, optimizer moments and step), written whole or not at all.
+
+    Keras overwrites `latest.weights.h5` in place, so a full disk, a file-size limit or a
+    kill during the write left half a file whose header still passed for whole, which the
+    next session loaded (and crashed on). Here, at the end of each epoch:
+
+    1. the older copy (`*.bkp`) is dropped, so the disk holds at most two backups;
+    2. the weights are built in memory and written to a temporary file, fsynced;
+    3. the current pair is renamed to `*.bkp`, the new file renamed into place;
+    4. `training_metadata.json` is written last, with the size and SHA-256 of its weights.
+
+    A failure at any step leaves a pair whose metadata matches its weights, which
+    `tfm.resume.check_backup` finds (and names) before Keras restores it.
+
+    Args:
+        backup_dir: str. `RUN/backup`, or a non-chief worker's own folder.
+    """
+
+    def __init__(self, backup_dir):
+        super().__init__(backup_dir, double_checkpoint=True, delete_checkpoint=False)
+
+    def _save_model(self):
+        runs.make_folder(self.backup_dir)
+        latest, metadata = self._weights_path, self._training_metadata_path
+        previous, previous_metadata = self._prev_weights_path, self._prev_training_metadata_path
+        for path in (previous, previous_metadata):
+            if os.path.exists(path):
+                os.remove(path)
+        data = runs.weights_bytes(self.model)
+
+        def keep_previous():
+            for path, older in ((latest, previous), (metadata, previous_metadata)):
+                if os.path.exists(path):
+                    os.replace(path, older)
+
+        runs.write_atomic(latest, data, before_replace=keep_previous)
+        record = {"epoch": self._current_epoch, "batch": self._last_batch_seen,
+                  "weights": {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}}
+        runs.write_atomic(metadata, json.dumps(record))
 
 
 class NaNGuard(keras.callbacks.TerminateOnNaN):

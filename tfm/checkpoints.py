@@ -38,6 +38,8 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
     Raises:
         ValueError: `last` asks for more checkpoints than the run has (says how many),
             or a checkpoint is damaged (named).
+        tfm.runs.WriteError: `output` cannot be written (named, with the cause); a file
+            already there is kept as it was.
     """
     run_dir = os.path.abspath(run_dir)
     info = runs.read_run_config(run_dir)
@@ -83,10 +85,8 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
         else:
             total = [t + w if np.issubdtype(w.dtype, np.floating) else w for t, w in zip(total, weights)]
     model.set_weights([t / len(chosen) if np.issubdtype(t.dtype, np.floating) else t for t in total])
-    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    tmp = os.path.join(os.path.dirname(os.path.abspath(output)), f".tmp{os.getpid()}.weights.h5")
-    model.save_weights(tmp)
-    os.replace(tmp, output)
+    runs.make_folder(os.path.dirname(os.path.abspath(output)))
+    runs.save_weights(model, output)
     runs.write_json_atomic(str(output)[: -len(".weights.h5")] + ".json",
                            {"epochs": [epoch for epoch, _ in chosen],
                             "checkpoints": [os.path.basename(p) for _, p in chosen]})

@@ -15,14 +15,18 @@ Decoding and averaging settings left out come from the run's stored config.
 
 import argparse
 import logging
+import math
 import os
+import signal
 import sys
+import threading
 
 from tfm.config import TransformerConfig
 from tfm.models.registry import MODELS  # the registry's one list; neither module imports TensorFlow
 
 PRESETS = list(TransformerConfig.PRESETS)
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 logger = logging.getLogger("tfm")
 
@@ -43,8 +47,18 @@ def non_negative_float(text):
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"{text} must be >= 0 (0 = no length penalty; §6.1 uses 0.6)")
+    if not (value >= 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number >= 0 (0 = no length penalty; §6.1 uses 0.6)")
+    return value
+
+
+def positive_seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"{text} must be a positive number of seconds")
     return value
 
 
@@ -71,6 +85,9 @@ def _add_train(p):
     p.add_argument("--steps-per-epoch", type=positive_int, default=None, help="batches per epoch (default: one pass)")
     p.add_argument("--strategy", choices=["auto", "default", "mirrored", "multiworker"], default="auto",
                    help="tf.distribute strategy; multiworker reads TF_CONFIG (default: auto)")
+    p.add_argument("--worker-timeout", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="multiworker: how long to wait for the other tasks of TF_CONFIG's cluster before giving up "
+                        "(default: $TFM_WORKER_TIMEOUT, else 300)")
     p.add_argument("--mixed-precision", action="store_true",
                    help="mixed_bfloat16 on CPU, mixed_float16 on GPU")
     p.add_argument("--xla", action="store_true", help="compile the train step with XLA (jit_compile)")
@@ -192,15 +209,16 @@ def train_command(args):
                        steps_per_epoch=args.steps_per_epoch, strategy=args.strategy,
                        mixed_precision=args.mixed_precision, xla=args.xla, source_lang=args.source_lang,
                        target_lang=args.target_lang, data_dir=args.data_dir, source_file=args.source_file,
-                       target_file=args.target_file, keep_checkpoints=args.keep_checkpoints, seed=args.seed)
-    except KeyboardInterrupt:
+                       target_file=args.target_file, keep_checkpoints=args.keep_checkpoints, seed=args.seed,
+                       worker_timeout=args.worker_timeout)
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (see `main`)
         from tfm.resume import epochs_on_disk
 
         done = epochs_on_disk(os.path.abspath(args.output)) if os.path.isdir(args.output) else 0
-        print(f"\ntfm train: interrupted. {args.output} is intact and keeps {done} finished epoch"
+        print(f"\ntfm train: {_stopped_by(stop)}. {args.output} is intact and keeps {done} finished epoch"
               f"{'' if done == 1 else 's'} (the interrupted epoch is lost); run the same command again to resume.",
               file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _exit_status(stop)
     except FloatingPointError as error:
         print(f"tfm train: error: {error}", file=sys.stderr)
         return 1
@@ -300,10 +318,15 @@ def evaluate_command(args):
                                              source_lang=data.get("source_lang"), target_lang=data.get("target_lang"))
     scores.update(split=args.split, dataset=data["dataset"], source_lang=data.get("source_lang"),
                   target_lang=data.get("target_lang"), checkpoint=run_info.get("checkpoint"))
-    txt, js = evaluation.write_results(run_info["run_dir"], args.split, scores["beam_size"], hypotheses, scores)
     print(f"{data['dataset']} {args.split}: {len(hypotheses)} sentences, beam {scores['beam_size']}, "
           f"alpha {scores['alpha']}, {scores['seconds']:.1f} s")
-    print(evaluation.format_scores(scores))
+    print(evaluation.format_scores(scores))  # before writing: a folder that refuses the files loses no scores
+    try:
+        txt, js = evaluation.write_results(run_info["run_dir"], args.split, scores["beam_size"], hypotheses, scores)
+    except OSError as error:
+        print(f"tfm evaluate: error: the scores above are not saved, nor the hypotheses: {_describe(error)}",
+              file=sys.stderr)
+        return 1
     print(f"hypotheses: {txt}\nscores:     {js}")
     return 0
 
@@ -392,6 +415,48 @@ def build_parser():
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be, so both stop a command the same way."""
+
+
+def _terminate(signum, frame):
+    raise Terminated(signum)
+
+
+def _stopped_by(stop):
+    return "stopped by SIGTERM" if isinstance(stop, Terminated) else "interrupted"
+
+
+def _exit_status(stop):
+    return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+
+
+def _describe(error):
+    """One line for an OSError: tfm's own name the file and the cause; the rest get it from `tfm.runs.cause`."""
+    from tfm.runs import cause
+
+    if type(error).__str__ is not OSError.__str__ or error.errno is None:
+        return str(error)  # tfm's own (WriteError, RunInUseError ...), or a message without an errno
+    where = error.filename if error.filename is not None else ""
+    where += f" -> {error.filename2}" if error.filename2 is not None else ""
+    return f"{where}: {cause(error)}" if where else cause(error)
+
+
+def _file_error(error):
+    """One line for a TensorFlow error about a file that cannot be written (a SavedModel, a TensorBoard log), or
+    None."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None or not isinstance(error, tf.errors.OpError):
+        return None
+    if not isinstance(error, tf.errors.PermissionDeniedError) and not any(
+            text in error.message for text in ("Read-only file system", "No space left", "File too large",
+                                               "Disk quota exceeded")):
+        return None  # not about a file (an out-of-memory ResourceExhaustedError, a bug): the traceback stays
+    line = error.message.strip().splitlines()[0] if error.message.strip() else type(error).__name__
+    line = line.split("}} ", 1)[-1]  # "{{function_node ...}} PATH; Read-only file system"
+    return f"cannot write {line.replace('; ', ': ', 1)}"
+
+
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -400,15 +465,30 @@ def main(argv=None):
         return 2
     _setup_logging()
     handler = COMMANDS[args.command][0]
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
         _quiet_tensorflow_import()
         return handler(args) or 0
     except (ValueError, FileNotFoundError, FileExistsError) as error:
         print(f"tfm {args.command}: error: {error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"\ntfm {args.command}: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except OSError as error:  # a file that cannot be written, a run folder in use, a cluster that never came
+        lead = "\n" if args.command == "train" else ""  # after the progress bar's unfinished line
+        print(f"{lead}tfm {args.command}: error: {_describe(error)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as stop:
+        print(f"\ntfm {args.command}: {_stopped_by(stop)}", file=sys.stderr)
+        return _exit_status(stop)
+    except Exception as error:
+        message = _file_error(error)
+        if message is None:
+            raise
+        print(f"tfm {args.command}: error: {message}", file=sys.stderr)
+        return 1
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
 
 
 if __name__ == "__main__":

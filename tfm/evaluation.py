@@ -171,14 +171,17 @@ def evaluate(model, tokenizer, sources, references, beam_size=None, alpha=None, 
 
 
 def write_results(run_dir, split, beam_size, hypotheses, scores):
-    """`RUN/hyps/<split>.beam<K>.txt` and `.json`; returns both paths."""
-    folder = os.path.join(run_dir, "hyps")
-    os.makedirs(folder, exist_ok=True)
+    """`RUN/hyps/<split>.beam<K>.txt` and `.json`, each whole or not at all; returns both paths.
+
+    Raises:
+        tfm.runs.WriteError: a file could not be written (named, with the cause: read-only, disk full).
+    """
+    from tfm import runs
+
+    folder = os.path.join(run_dir, runs.HYPS_DIR)
+    runs.make_folder(folder)
     stem = os.path.join(folder, f"{split}.beam{int(beam_size)}")
-    with open(stem + ".txt", "w", encoding="utf-8") as f:
-        # One line per sentence even if a translation contained a line break.
-        f.write("".join(" ".join(h.splitlines()) + "\n" for h in hypotheses))
-    with open(stem + ".json", "w", encoding="utf-8") as f:
-        json.dump(scores, f, indent=2, ensure_ascii=False)
-        f.write("\n")
+    # One line per sentence even if a translation contained a line break.
+    runs.write_atomic(stem + ".txt", "".join(" ".join(h.splitlines()) + "\n" for h in hypotheses))
+    runs.write_atomic(stem + ".json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
     return stem + ".txt", stem + ".json"

@@ -8,10 +8,15 @@ before it trains. Two records say it: Keras' `BackupAndRestore` folder (`RUN/bac
 weights, optimizer moments and step of the last finished epoch) and the epoch
 checkpoints (`RUN/checkpoints/epoch_NNN.weights.h5`, weights only). The backup is
 preferred; a damaged one is repaired from its older copy or set aside (never deleted),
-and a missing one falls back to the newest epoch checkpoint with fresh optimizer
-moments. Only training reads this; inference needs `tfm.runs` alone.
+and a missing one falls back to the newest epoch checkpoint that reads in full, with
+fresh optimizer moments. Nothing is trusted for being there: a backup's weights must
+have the size and SHA-256 its metadata records (`tfm.callbacks.RunBackup` writes them
+last), or, written by Keras' own `BackupAndRestore`, every dataset must read; an epoch
+checkpoint must read in full. Only training reads this; inference needs `tfm.runs`
+alone.
 """
 
+import hashlib
 import json
 import logging
 import os
@@ -43,64 +48,123 @@ class Standing(NamedTuple):
     checkpoint: tuple | None
 
 
-def _readable_weights(path):
+def weights_problem(path):
+    """Why a `.weights.h5` file cannot be trusted ("truncated: ..."), or None when every dataset in it reads.
+
+    Opening the file is not enough: a file cut short keeps a valid header, and Keras then
+    fails (or crashes) half-way through loading it.
+    """
     try:
-        with h5py.File(path, "r"):
-            return True
-    except OSError:
+        with h5py.File(path, "r") as f:
+            f.visititems(lambda name, item: item[()] if isinstance(item, h5py.Dataset) else None)
+    except Exception as error:  # h5py raises OSError, RuntimeError, KeyError ... for a damaged file
+        text = str(error).strip().splitlines()
+        return text[0][:160] if text else type(error).__name__
+    return None
+
+
+def _read_metadata(path):
+    try:
+        with open(path) as f:
+            metadata = json.load(f)
+        int(metadata["epoch"])
+        return metadata
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _matches(path, record):
+    """The weights file `path` is the one a RunBackup metadata record describes (size and SHA-256)."""
+    try:
+        if os.path.getsize(path) != int(record["bytes"]):
+            return False
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest() == record["sha256"]
+    except (OSError, KeyError, TypeError, ValueError):
         return False
 
 
-def _backup_epoch(backup_dir, suffix=""):
-    """Epochs finished according to a BackupAndRestore folder's metadata (0 when absent or unreadable)."""
-    try:
-        with open(os.path.join(backup_dir, BACKUP_METADATA + suffix)) as f:
-            return int(json.load(f)["epoch"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0
+def _backup_states(backup_dir):
+    """`[(epoch, weights path, metadata path)]`: the backup's states whose weights are whole, any order."""
+    weights = [os.path.join(backup_dir, BACKUP_WEIGHTS + suffix) for suffix in ("", ".bkp")]
+    weights = [path for path in weights if os.path.isfile(path)]
+    states = []
+    for suffix in ("", ".bkp"):
+        metadata_path = os.path.join(backup_dir, BACKUP_METADATA + suffix)
+        metadata = _read_metadata(metadata_path)
+        if metadata is None:
+            continue
+        if isinstance(metadata.get("weights"), dict):  # RunBackup's: the weights it belongs to, whichever name
+            path = next((path for path in weights if _matches(path, metadata["weights"])), None)
+        else:  # Keras' BackupAndRestore's: its own pair, read in full
+            path = os.path.join(backup_dir, BACKUP_WEIGHTS + suffix)
+            path = path if path in weights and weights_problem(path) is None else None
+        if path is not None:
+            states.append((int(metadata["epoch"]), path, metadata_path))
+    return states
+
+
+def _describe(path):
+    """What is wrong with a backup's weights file: "is damaged (unreadable: ...)"."""
+    if not os.path.isfile(path):
+        return "is missing (a backup write was cut short)"
+    problem = weights_problem(path)
+    return (f"is damaged (unreadable: {problem})" if problem
+            else "is damaged (not the file its metadata describes: cut short or replaced)")
 
 
 def check_backup(backup_dir):
-    """Epochs the backup will restore, after setting aside a damaged latest backup.
+    """Epochs the backup will restore, after making sure what Keras loads is whole.
 
-    Keras' BackupAndRestore falls back to its older copy (`*.bkp`) silently when the
-    latest weights are unreadable; here that is said, and when no copy is readable
-    the backup folder is moved aside (kept, renamed `backup.damaged`) so the run
-    continues from its newest epoch checkpoint.
+    The newest state whose weights are whole wins; when it is not the latest one
+    (`latest.weights.h5` is damaged, or a write was cut short between renames), it is
+    renamed into place with a warning. When no state is whole, the folder is moved
+    aside (kept, renamed `backup.damaged`) so the run continues from its newest epoch
+    checkpoint.
     """
+    if not os.path.isdir(backup_dir):
+        return 0
     latest = os.path.join(backup_dir, BACKUP_WEIGHTS)
-    if not os.path.isfile(latest):
-        return _backup_epoch(backup_dir) if os.path.isdir(backup_dir) else 0
-    if _readable_weights(latest):
-        return _backup_epoch(backup_dir)
-    previous = latest + ".bkp"
-    if os.path.isfile(previous) and _readable_weights(previous):
-        epoch = _backup_epoch(backup_dir, ".bkp")
-        logger.warning("%s is damaged (unreadable); restoring the previous training state instead, of epoch %d "
-                       "(%s): epoch %d will be trained again and its checkpoint and history row replaced",
-                       latest, epoch, previous, epoch + 1)
-        shutil.copyfile(previous, latest)
-        metadata = os.path.join(backup_dir, BACKUP_METADATA)
-        if os.path.isfile(metadata + ".bkp"):
-            shutil.copyfile(metadata + ".bkp", metadata)
-        return epoch
-    aside = f"{backup_dir}.damaged"
-    shutil.rmtree(aside, ignore_errors=True)
-    os.replace(backup_dir, aside)
-    logger.warning("%s is damaged and has no readable older copy; moved it to %s and continuing from the newest "
-                   "epoch checkpoint", latest, aside)
-    return 0
+    metadata = os.path.join(backup_dir, BACKUP_METADATA)
+    states = _backup_states(backup_dir)
+    if not states:
+        if not any(name.startswith((BACKUP_WEIGHTS, BACKUP_METADATA)) for name in os.listdir(backup_dir)):
+            return 0  # an empty folder: nothing was backed up yet
+        aside = f"{backup_dir}.damaged"
+        shutil.rmtree(aside, ignore_errors=True)
+        os.replace(backup_dir, aside)
+        logger.warning("%s %s and has no whole older copy; moved it to %s and continuing from the "
+                       "newest epoch checkpoint", latest, _describe(latest), aside)
+        return 0
+    epoch, path, metadata_path = max(states, key=lambda state: state[0])
+    if (path, metadata_path) != (latest, metadata):
+        logger.warning("%s %s; restoring the previous training state instead, of epoch %d (%s): "
+                       "epoch %d will be trained again and its checkpoint and history row replaced",
+                       latest, _describe(latest), epoch, path, epoch + 1)
+        if path != latest:
+            os.replace(path, latest)
+        if metadata_path != metadata:
+            os.replace(metadata_path, metadata)
+    return epoch
 
 
 def where_run_stands(run_dir, backup_dir):
     """The `Standing` of an existing run folder: its backup's epochs (after `check_backup`), else
-    its newest epoch checkpoint's."""
+    those of its newest epoch checkpoint that reads in full (damaged newer ones are named)."""
     found = runs.epoch_checkpoints(run_dir)
-    newest = found[-1] if found else None
     done = check_backup(backup_dir)
     if done > 0:
-        return Standing(done, True, newest)
-    return Standing(newest[0] if newest else 0, False, newest)
+        return Standing(done, True, found[-1] if found else None)
+    for epoch, path in reversed(found):
+        problem = weights_problem(path)
+        if problem is None:
+            return Standing(epoch, False, (epoch, path))
+        logger.warning("%s is damaged (%s); trying the checkpoint before it (this epoch will be trained again and "
+                       "the file replaced)", path, problem)
+    return Standing(0, False, None)
 
 
 def restore_from_checkpoint(run_dir, checkpoint, model, shadow):

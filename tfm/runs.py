@@ -10,27 +10,40 @@ A run folder (`RUN`, the `--output` of `tfm train`) holds:
     backup/            the full training state (weights + optimizer) of the last finished epoch
     logs/              TensorBoard
     workers/           backups of the non-chief workers of a multi-worker run
+    hyps/              what tfm evaluate wrote
+    .lock              held (flock) by the `tfm train` that writes the folder; names its PID
 
     model, tokenizer, info = load_run("runs/m30k")                 # averaged weights, else the latest
     info["config"].beam_size, info["config"].length_penalty       # the run's decoding settings (§6.1)
 
-Every file is written under a temporary name and renamed (`write_json_atomic`,
-`write_rows`), so a killed process never leaves half a file behind. What a run has
-finished, and how a session resumes it (a damaged backup included), is `tfm.resume`'s.
+Every file is written whole or not at all (`write_atomic`: a temporary `.tmpPID.*` file in
+the same folder, fsync, rename), so a killed process or a full disk never leaves half a
+file where a later session would trust it; a write that fails raises `WriteError`,
+which names the file and the cause (disk full, file too large, read-only). Weights are
+built in memory first (`weights_bytes`), so such a failure happens in Python's write,
+never inside HDF5. One `tfm train` at a time writes a folder (`lock_run`). What a run
+has finished, and how a session resumes it (a damaged backup included), is
+`tfm.resume`'s.
 """
 
+import contextlib
 import csv
+import datetime
+import errno
+import hashlib
+import io
 import json
 import logging
 import os
 import re
 import shutil
+import socket
 
 import keras
 
 from tfm import __version__
 from tfm.config import DataConfig
-from tfm.data.subword_tokenizer import SubwordTokenizer
+from tfm.data.subword_tokenizer import MODEL_FILE, SubwordTokenizer
 from tfm.models.registry import build_model, config_class
 
 logger = logging.getLogger("tfm.runs")
@@ -43,9 +56,16 @@ CHECKPOINT_DIR = "checkpoints"
 BACKUP_DIR = "backup"
 LOG_DIR = "logs"
 WORKERS_DIR = "workers"  # non-chief workers of a multi-worker run keep their backups here
+HYPS_DIR = "hyps"  # tfm evaluate's outputs
+LOCK_FILE = ".lock"
 AVERAGED = "averaged.weights.h5"
 EPOCH_CHECKPOINT = re.compile(r"^epoch_(\d+)\.weights\.h5$")
-RUN_ENTRIES = {CONFIG_FILE, HISTORY_FILE, TOKENIZER_DIR, CHECKPOINT_DIR, BACKUP_DIR, LOG_DIR, WORKERS_DIR}
+RUN_ENTRIES = {CONFIG_FILE, HISTORY_FILE, TOKENIZER_DIR, CHECKPOINT_DIR, BACKUP_DIR, LOG_DIR, WORKERS_DIR, HYPS_DIR,
+               LOCK_FILE}
+# What a run has made; found without config.json, they say it was deleted (a first session killed before
+# config.json was written leaves only tokenizer/, logs/ or temporary files).
+RUN_PRODUCTS = (HISTORY_FILE, CHECKPOINT_DIR, BACKUP_DIR, HYPS_DIR)
+TEMPORARY = re.compile(r"^\.tmp(\d+)|\.tmp(\d+)$")  # `.tmpPID.name` (and `name.tmpPID` of earlier versions)
 # Fields compared when a RUN is reused; the rest (a cache location, the learned vocabulary size) may move.
 NOT_COMPARED = {"data.data_dir", "data.vocab_size", "model_config.vocab_size"}
 
@@ -55,11 +75,15 @@ def read_run_config(run_dir):
     """The parsed `RUN/config.json`, checked to be a run folder of this format.
 
     Raises:
-        FileNotFoundError: no config.json.
+        FileNotFoundError: no such folder, or no config.json.
+        NotADirectoryError: `run_dir` is a file; a symbolic link loop or dangling link is named too.
         ValueError: another format version or a damaged file.
     """
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.isfile(path):
+        check_folder_path(run_dir, "run folder")
+        if not os.path.exists(run_dir):
+            raise FileNotFoundError(f"run folder {run_dir!r} does not exist (make one with tfm train)")
         raise FileNotFoundError(
             f"{run_dir!r} is not a tfm run folder: {CONFIG_FILE} not found (make one with tfm train)")
     try:
@@ -126,13 +150,43 @@ def config_differences(stored, requested):
             for key in sorted(set(a) | set(b)) if key not in NOT_COMPARED and a.get(key) != b.get(key)]
 
 
+def check_folder_path(path, what="--output"):
+    """Raises NotADirectoryError when `path` is a file, a symbolic link loop or a link to nothing."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise NotADirectoryError(f"{what} {path!r} is a symbolic link to {os.readlink(path)!r}, which does "
+                                     "not exist; remove the link or create its target") from None
+        return
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise NotADirectoryError(f"{what} {path!r} is a symbolic link loop (it, or a folder above it, links "
+                                     "back to itself); remove the link or give another path") from None
+        raise
+    if not os.path.isdir(path):
+        raise NotADirectoryError(f"{what} {path!r} is a file, not a folder"
+                                 + (f" (give the run folder tfm train made, which holds {CONFIG_FILE})"
+                                    if what == "run folder" else ""))
+
+
 def check_fresh_folder(run_dir):
-    """Raises FileExistsError unless `run_dir` is absent, empty, or holds only run-folder entries."""
+    """Raises unless `run_dir` is absent, empty, or holds only what a first session leaves before config.json.
+
+    Raises:
+        NotADirectoryError: a file, a symbolic link loop or a dangling link.
+        FileExistsError: a folder of other files, or a run whose config.json is gone (both named).
+    """
+    check_folder_path(run_dir)
     if not os.path.exists(run_dir):
         return
-    if not os.path.isdir(run_dir):
-        raise FileExistsError(f"--output {run_dir!r} exists and is not a folder")
-    foreign = [e for e in sorted(os.listdir(run_dir)) if e not in RUN_ENTRIES and not e.startswith(".tmp")]
+    entries = [e for e in sorted(os.listdir(run_dir)) if not TEMPORARY.search(e) and e != LOCK_FILE]
+    made = [f"{e}/" if os.path.isdir(os.path.join(run_dir, e)) else e for e in entries if e in RUN_PRODUCTS]
+    foreign = [e for e in entries if e not in RUN_ENTRIES]
+    if made:
+        raise FileExistsError(
+            f"--output {run_dir!r} holds a tfm run ({', '.join(made)}) but its {CONFIG_FILE} is missing (deleted or "
+            f"moved): restore {CONFIG_FILE} from a copy of the run to resume it, or choose a new --output")
     if foreign:
         raise FileExistsError(
             f"--output {run_dir!r} exists and is not a tfm run folder (no {CONFIG_FILE}; it holds "
@@ -140,23 +194,225 @@ def check_fresh_folder(run_dir):
 
 
 def remove_leftovers(run_dir):
-    """Removes what a first session killed before config.json was written left behind."""
+    """Removes what a first session killed before config.json was written left behind (tokenizer/, logs/)."""
     if not os.path.isdir(run_dir):
         return
-    for entry in os.listdir(run_dir):
-        if entry == TOKENIZER_DIR or entry.startswith(".tmp"):
-            shutil.rmtree(os.path.join(run_dir, entry), ignore_errors=True)
+    for entry in (TOKENIZER_DIR, LOG_DIR):
+        shutil.rmtree(os.path.join(run_dir, entry), ignore_errors=True)
+    remove_temporaries(run_dir)
+
+
+def remove_temporaries(run_dir):
+    """Removes the `.tmpPID*` files and folders that writes cut short (killed, disk full) left in a run folder.
+
+    Only those of processes no longer running: a `tfm average` or `tfm evaluate` at work
+    beside a training keeps its own. Returns the paths removed.
+    """
+    removed = []
+    for folder in (run_dir, os.path.join(run_dir, CHECKPOINT_DIR), os.path.join(run_dir, BACKUP_DIR),
+                   os.path.join(run_dir, HYPS_DIR)):
+        if not os.path.isdir(folder):
+            continue
+        for entry in os.listdir(folder):
+            match = TEMPORARY.search(entry)
+            if match is None or _running(int(match.group(1) or match.group(2))):
+                continue
+            path = os.path.join(folder, entry)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
+            removed.append(path)
+    if removed:
+        logger.info("removed %s, left by writes that were cut short", ", ".join(sorted(removed)))
+    return removed
+
+
+def _running(pid):
+    if pid == os.getpid():
+        return False  # this process writes nothing at the moment it cleans
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+# Writing files: whole or not at all ---------------------------------------------
+CAUSES = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EFBIG: "the file would exceed the file-size limit set by ulimit -f",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EIO: "an input/output error (a failing disk or a lost network mount)",
+}
+
+
+def cause(error):
+    """What an `OSError` means, in words: "the disk is full (ENOSPC)"."""
+    if error.errno in CAUSES:
+        return f"{CAUSES[error.errno]} ({errno.errorcode[error.errno]})"
+    return error.strerror or str(error)
+
+
+class WriteError(OSError):
+    """A file could not be written; the message names it and the cause (`OSError(errno, strerror, path)`)."""
+
+    def __str__(self):
+        return f"cannot write {self.filename}: {cause(self)}"
+
+
+def make_folder(path):
+    """`os.makedirs(path, exist_ok=True)`, raising `WriteError` naming the folder."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:
+        check_folder_path(path, "folder")
+        raise
+    except OSError as error:
+        raise WriteError(error.errno, error.strerror, error.filename or path) from None
+
+
+def write_atomic(path, data, before_replace=None):
+    """Writes `data` (bytes or str) to `path` whole or not at all.
+
+    The data go to `.tmpPID.<name>` in the same folder, are flushed to the disk (fsync)
+    and renamed over `path`. On any failure the temporary file is removed and `path`
+    keeps what it held before.
+
+    Args:
+        before_replace: called between the fsync and the rename (e.g. to keep the
+            previous file under another name).
+
+    Raises:
+        WriteError: naming `path` and the cause (disk full, file too large, read-only, ...).
+    """
+    folder, name = os.path.split(os.path.abspath(path))
+    tmp = os.path.join(folder, f".tmp{os.getpid()}.{name}")
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if before_replace is not None:
+            before_replace()
+        os.replace(tmp, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        if isinstance(error, OSError) and not isinstance(error, WriteError):
+            raise WriteError(error.errno, error.strerror, path) from None
+        raise
+    _sync_folder(folder)
+
+
+def _sync_folder(folder):
+    try:  # the rename itself reaches the disk (POSIX; not possible on every file system)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def write_json_atomic(path, value):
-    """`json.dump(value)` into `path` through a temporary file and a rename."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(value, f, indent=2, sort_keys=True)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """`json.dump(value)` into `path`, whole or not at all (`write_atomic`)."""
+    write_atomic(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
+
+
+def weights_bytes(model):
+    """The `.weights.h5` file of `model` (what `model.save_weights` writes), built in memory.
+
+    Keras' own writer (`H5IOStore` over a `BytesIO`, which it accepts), so the file reads
+    back with `model.load_weights`. Writing it to the disk afterwards (`write_atomic`)
+    means a full disk or a file-size limit fails in Python's `write`, with the file
+    named, instead of inside HDF5 (which left half a file whose header passed for
+    whole, and crashed the interpreter at exit).
+    """
+    from keras.src.saving import saving_lib
+
+    buffer = io.BytesIO()
+    store = saving_lib.H5IOStore(buffer, mode="w")
+    try:
+        saving_lib._save_state(model, weights_store=store, assets_store=None, inner_path="",
+                               visited_saveables=set())
+    finally:
+        store.close()
+    return buffer.getbuffer()
+
+
+def save_weights(model, path):
+    """`model.save_weights(path)` whole or not at all; returns `{"bytes", "sha256"}` of the file written.
+
+    Raises:
+        WriteError: naming `path` and the cause.
+    """
+    data = weights_bytes(model)
+    write_atomic(path, data)
+    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+# One writer per run folder -------------------------------------------------------
+class RunInUseError(BlockingIOError):
+    """Another process holds the run folder's lock; the message names its PID."""
+
+    def __str__(self):
+        return self.strerror
+
+
+@contextlib.contextmanager
+def lock_run(folder, output=None):
+    """Holds `folder/.lock` (an exclusive `fcntl.flock`) while the block runs.
+
+    The lock file keeps the holder's PID, host and start time, so a second
+    `tfm train` on the same folder says who has it. The lock goes with the process
+    (a killed one holds nothing); the file stays. Where `fcntl` is missing (Windows)
+    nothing is locked.
+
+    Args:
+        output: the name the user gave (`--output`), for the message.
+
+    Raises:
+        RunInUseError: another process holds it.
+        WriteError: the lock file cannot be written (a read-only folder, a full disk).
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    make_folder(folder)
+    path = os.path.join(folder, LOCK_FILE)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise WriteError(error.errno, error.strerror, path) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 1000, 0).decode("utf-8", "replace").strip() or "another process"
+            raise RunInUseError(errno.EWOULDBLOCK, f"{output or folder} is in use by {holder}; wait for it to "
+                                f"finish or pick another --output") from None
+        started = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"PID {os.getpid()} (started {started} on {socket.gethostname()})\n".encode(), 0)
+        except OSError as error:
+            raise WriteError(error.errno, error.strerror, path) from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 # history.csv ---------------------------------------------------------------
@@ -177,18 +433,15 @@ def read_rows(path):
 
 
 def write_rows(path, rows):
-    """Rewrites a history.csv atomically; columns in order of first appearance."""
+    """Rewrites a history.csv whole or not at all; columns in order of first appearance, `\\n` line ends."""
     columns = ["epoch"]
     for row in rows:
         columns += [key for key in row if key not in columns]
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=columns, restval="")
-        writer.writeheader()
-        writer.writerows(rows)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=columns, restval="", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue())
 
 
 def read_history(run_dir):
@@ -240,7 +493,7 @@ def resolve_checkpoint(run_dir, checkpoint=None):
     if checkpoint == "latest":
         path = latest_checkpoint(run_dir)
         if path is None:
-            raise FileNotFoundError(f"no checkpoint in {folder!r}: the run has not finished an epoch yet")
+            raise FileNotFoundError(_no_checkpoint(run_dir, folder))
         return path
     if checkpoint == "averaged":
         checkpoint = averaged
@@ -253,6 +506,16 @@ def resolve_checkpoint(run_dir, checkpoint=None):
             return path
     names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
     raise FileNotFoundError(f"checkpoint {checkpoint!r} not found; {folder!r} holds {names}")
+
+
+def _no_checkpoint(run_dir, folder):
+    finished = len(read_rows(os.path.join(run_dir, HISTORY_FILE)))
+    if not finished:
+        return f"no checkpoint in {folder!r}: the run has not finished an epoch yet"
+    where = f"{folder!r} holds no epoch checkpoint" if os.path.isdir(folder) else f"{folder!r} is missing"
+    return (f"{where}, yet {HISTORY_FILE} records {finished} finished epoch{'' if finished == 1 else 's'}: the "
+            f"checkpoints were deleted or moved; put them back (epoch_NNN.weights.h5), or give a weights file "
+            f"with --checkpoint PATH")
 
 
 def _warn_if_stale(run_dir, averaged):
@@ -296,6 +559,11 @@ def build_float32_model(config):
 
 def load_tokenizer(run_dir, config):
     """The run's `SubwordTokenizer`, checked against the model's vocabulary size."""
+    path = os.path.join(run_dir, TOKENIZER_DIR, MODEL_FILE)
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise ValueError(f"cannot read the tokenizer {path}: the file is empty (0 bytes), cut short when it was "
+                         f"written or copied; restore it from a copy of the run folder — a run cannot be used with "
+                         f"another tokenizer")
     tokenizer = SubwordTokenizer.load(os.path.join(run_dir, TOKENIZER_DIR))
     if tokenizer.vocab_size != config.vocab_size:
         raise ValueError(f"{run_dir}: the tokenizer has {tokenizer.vocab_size} ids but the model "

@@ -23,7 +23,11 @@ Running the same command again on a RUN resumes it from the last finished epoch 
 run killed during an epoch loses that epoch only) and trains up to `epochs`. A
 RUN made with a different model or data configuration is refused, naming the
 fields that differ; the seed, strategy, precision, XLA switch, epochs and steps may
-change between sessions.
+change between sessions. One session at a time writes a RUN: it holds `RUN/.lock`
+(`tfm.runs.lock_run`) from before it reads where the run stands until it returns, and
+a second one is refused with the first one's PID. A write that fails (disk full, file
+too large, read-only) raises `tfm.runs.WriteError` naming the file, and leaves the
+files a later session trusts as they were.
 """
 
 import contextlib
@@ -39,11 +43,11 @@ import keras
 import tensorflow as tf
 
 from tfm import __version__, resume, runs
-from tfm.callbacks import EpochCheckpoint, HistoryCSV, NaNGuard
+from tfm.callbacks import EpochCheckpoint, HistoryCSV, NaNGuard, RunBackup
 from tfm.config import DataConfig, TrainingConfig
 from tfm.data.datasets import whole_tokens
 from tfm.data.pipeline import learn_tokenizer, load_pairs, make_datasets
-from tfm.distribute import make_strategy, multi_worker_fit_scope, precision_policy, worker_role
+from tfm.distribute import make_strategy, multi_worker_fit_scope, planned_role, precision_policy
 from tfm.losses import LabelSmoothedCrossEntropy
 from tfm.metrics import MaskedAccuracy
 from tfm.models.registry import as_config, build_model, build_optimizer_for, model_name
@@ -141,9 +145,13 @@ def _start_run(run_dir, config, data, training, is_chief):
     config = dataclasses.replace(config, vocab_size=tokenizer.vocab_size)
     data = dataclasses.replace(data, vocab_size=tokenizer.vocab_size)
     if is_chief:
-        os.makedirs(run_dir, exist_ok=True)
+        runs.make_folder(run_dir)
         tmp = os.path.join(run_dir, f".tmp{os.getpid()}_{runs.TOKENIZER_DIR}")
-        tokenizer.save(tmp)
+        try:
+            tokenizer.save(tmp)
+        except OSError as error:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise runs.WriteError(error.errno, error.strerror, os.path.join(run_dir, runs.TOKENIZER_DIR)) from None
         shutil.rmtree(os.path.join(run_dir, runs.TOKENIZER_DIR), ignore_errors=True)
         os.replace(tmp, os.path.join(run_dir, runs.TOKENIZER_DIR))
         runs.write_json_atomic(os.path.join(run_dir, runs.CONFIG_FILE),
@@ -186,7 +194,7 @@ def _run_callbacks(run_dir, backup_dir, training, shadow, is_chief, extra):
     fit_callbacks += list(extra)
     # Last, so a kill between callbacks repeats an epoch rather than losing its row or checkpoint.
     # Kept after fit: rerunning a finished run finds its epoch and optimizer state.
-    fit_callbacks.append(keras.callbacks.BackupAndRestore(backup_dir, double_checkpoint=True, delete_checkpoint=False))
+    fit_callbacks.append(RunBackup(backup_dir))
     return fit_callbacks
 
 
@@ -194,7 +202,7 @@ def _run_callbacks(run_dir, backup_dir, training, shadow, is_chief, extra):
 def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoch=None, strategy="auto",
           mixed_precision=False, xla=False, tokens_per_batch=None, max_length=None, source_lang=None,
           target_lang=None, data_dir=None, source_file=None, target_file=None, keep_checkpoints=None, seed=0,
-          validation=True, verbose="auto", callbacks=()):
+          validation=True, verbose="auto", callbacks=(), worker_timeout=None):
     """Trains a model into the run folder `output`, or resumes it there.
 
     Args:
@@ -229,6 +237,8 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
         callbacks: more `keras.callbacks.Callback`s for `model.fit`, run after the
             run folder's own (history, checkpoints, TensorBoard) and before the
             backup, so one that sets `model.stop_training` ends the run cleanly.
+        worker_timeout: float or None. "multiworker": seconds to wait for the
+            other tasks of TF_CONFIG's cluster (None: `$TFM_WORKER_TIMEOUT`, else 300).
 
     Returns:
         `TrainResult`.
@@ -237,7 +247,13 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
         ValueError: a RUN made with a different configuration (the differing fields
             are named), another format version, or bad settings (refused before
             anything is written).
-        FileExistsError: `output` exists and is not a run folder.
+        FileExistsError: `output` exists and is not a run folder, or is a run whose
+            config.json is gone.
+        NotADirectoryError: `output` is a file, a symbolic link loop or a dangling link.
+        tfm.runs.RunInUseError: another process trains into `output` (its PID named).
+        tfm.runs.WriteError: a file could not be written (named, with the cause);
+            rerunning resumes from what was written whole.
+        TimeoutError: "multiworker": the cluster did not assemble in time.
         FloatingPointError: the loss became NaN or infinite.
     """
     if int(epochs) < 1:
@@ -251,11 +267,25 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
     run_dir = os.path.abspath(output)
     logger.info("tfm %s: %s %s", __version__, name, json.dumps(config.to_dict(), sort_keys=True))
     logger.info("data: %s", json.dumps(data.to_dict(), sort_keys=True))
-    existing = _existing_run(run_dir, runs.run_record(name, config, data, training))
+    requested = runs.run_record(name, config, data, training)
+    _existing_run(run_dir, requested)  # refused here, before waiting for a lock or a cluster
+    is_chief, worker = planned_role(strategy)
+    with runs.lock_run(run_dir if is_chief else os.path.join(run_dir, runs.WORKERS_DIR, worker), output):
+        if is_chief:
+            runs.remove_temporaries(run_dir)
+        return _train_session(run_dir, config, data, training, requested, strategy, epochs, validation, verbose,
+                              callbacks, worker_timeout)
+
+
+def _train_session(run_dir, config, data, training, requested, strategy, epochs, validation, verbose, callbacks,
+                   worker_timeout):
+    """`train` from the strategy on, with the run folder locked."""
+    name = model_name(config)
+    existing = _existing_run(run_dir, requested)  # again: another session may have started it meanwhile
 
     # The strategy first: MultiWorkerMirroredStrategy must exist before other TensorFlow ops.
-    strategy = make_strategy(strategy)
-    is_chief, worker = worker_role(strategy)
+    strategy = make_strategy(strategy, worker_timeout=worker_timeout)
+    is_chief, worker = planned_role(strategy)
     keras.utils.set_random_seed(training.seed)
     if existing is None:
         config, tokenizer = _start_run(run_dir, config, data, training, is_chief)

@@ -22,6 +22,11 @@ SPLIT_FILES = {"train": "train", "validation": "val", "test": "test_2016_flickr"
 SUBDIR = "multi30k"
 
 
+class DownloadError(ConnectionError, RuntimeError):
+    """A Multi30k file could not be downloaded (a `ConnectionError`, so the CLI prints one line; a
+    `RuntimeError` as before)."""
+
+
 def multi30k_file(split, lang, data_dir=None, download=True):
     """The local path of one Multi30k file, downloading it if needed.
 
@@ -58,10 +63,10 @@ def multi30k_file(split, lang, data_dir=None, download=True):
     try:
         got = keras.utils.get_file(fname=fname, origin=url, cache_dir=data_dir, cache_subdir=SUBDIR)
     except Exception as error:  # get_file raises a bare Exception on URL / HTTP errors
-        raise RuntimeError(
+        raise DownloadError(
             f"could not download {url} to {path!r} ({error}); offline, copy the Multi30k raw .gz files "
             f"into {os.path.dirname(path)!r} (see data/README.md)"
-        ) from error
+        ) from None  # the message says it all; `tfm train` prints it alone
     if os.path.abspath(got) != path:
         raise RuntimeError(f"keras.utils.get_file stored {fname!r} at {got!r} instead of {path!r}")
     return path
