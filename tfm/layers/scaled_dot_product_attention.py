@@ -5,6 +5,14 @@ import math
 from keras import ops
 
 
+def _softmax(scores):
+    """`ops.softmax` over the last axis; over a single position (the first step of cached decoding,
+    one key) the weight is 1, written directly: Keras warns on a softmax over an axis of size 1."""
+    if scores.shape[-1] == 1:
+        return ops.ones_like(scores)
+    return ops.softmax(scores, axis=-1)
+
+
 def masked_softmax(scores, mask=None):
     """Softmax over the last axis that gives masked positions exactly zero weight.
 
@@ -26,10 +34,10 @@ def masked_softmax(scores, mask=None):
     # float16 and bfloat16 loses the small weights.
     scores32 = ops.cast(scores, "float32")
     if mask is None:
-        return ops.cast(ops.softmax(scores32, axis=-1), scores.dtype)
+        return ops.cast(_softmax(scores32), scores.dtype)
     mask = ops.cast(mask, "bool")
     scores32 = ops.where(mask, scores32, ops.full_like(scores32, -1e9))
-    weights = ops.softmax(scores32, axis=-1)
+    weights = _softmax(scores32)
     weights = ops.where(mask, weights, ops.zeros_like(weights))
     return ops.cast(weights, scores.dtype)
 
