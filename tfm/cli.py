@@ -320,33 +320,44 @@ def evaluate_command(args):
                   target_lang=data.get("target_lang"), checkpoint=run_info.get("checkpoint"))
     print(f"{data['dataset']} {args.split}: {len(hypotheses)} sentences, beam {scores['beam_size']}, "
           f"alpha {scores['alpha']}, {scores['seconds']:.1f} s")
-    print(evaluation.format_scores(scores))  # before writing: a folder that refuses the files loses no scores
+    print(evaluation.format_scores(scores))
+    saved = _save_results(run_info, args.split, hypotheses, scores)
+    if saved is None:
+        return 1
+    print(f"hypotheses: {saved[0]}\nscores:     {saved[1]}")
+    return 0
+
+
+def _save_results(run_info, split, hypotheses, scores):
+    """`evaluation.write_results`, called once the scores are printed (a folder that refuses the files loses
+    no scores); None, after saying why, when they cannot be written."""
+    from tfm import evaluation
+
     try:
-        txt, js = evaluation.write_results(run_info["run_dir"], args.split, scores["beam_size"], hypotheses, scores)
+        return evaluation.write_results(run_info["run_dir"], split, scores["beam_size"], hypotheses, scores)
     except OSError as error:
         print(f"tfm evaluate: error: the scores above are not saved, nor the hypotheses: {_describe(error)}",
               file=sys.stderr)
-        return 1
-    print(f"hypotheses: {txt}\nscores:     {js}")
-    return 0
+        return None
 
 
 def _evaluate_parsing(args, model, tokenizer, run_info):
     """`tfm evaluate` on a parsing run: labeled bracket F1 (EVALB, COLLINS.prm), beside Table 4."""
-    from tfm import evaluation, parsing
+    from tfm import parsing
 
     trees, scores = parsing.evaluate_run(model, tokenizer, run_info, args.split, limit=args.limit,
                                          beam_size=args.beam_size, alpha=args.alpha,
                                          constrained=not args.unconstrained)
-    txt, js = evaluation.write_results(run_info["run_dir"], args.split, scores["beam_size"],
-                                       [parsing.one_line(tree) for tree in trees], scores)
     print(f"{scores['dataset']} {args.split}: {scores['sentences']} sentences, beam {scores['beam_size']}, alpha "
           f"{scores['alpha']}, {'constrained' if scores['constrained'] else 'unconstrained'} search, "
           f"{scores['seconds']:.1f} s; {scores['repaired']} outputs repaired "
           f"({100 * scores['repair_rate']:.1f}%)")
     print(parsing.parse_report(scores, name=f"{os.path.basename(run_info['run_dir'])} (NLTK sample)",
                                repair_rate=scores["repair_rate"]))
-    print(f"trees:  {txt}\nscores: {js}")
+    saved = _save_results(run_info, args.split, [parsing.one_line(tree) for tree in trees], scores)
+    if saved is None:
+        return 1
+    print(f"trees:  {saved[0]}\nscores: {saved[1]}")
     return 0
 
 
