@@ -73,38 +73,49 @@ def _read_metadata(path):
         return None
 
 
-def _matches(path, record):
-    """The weights file `path` is the one a RunBackup metadata record describes (size and SHA-256)."""
-    try:
-        if os.path.getsize(path) != int(record["bytes"]):
-            return False
-        digest = hashlib.sha256()
-        with open(path, "rb") as f:
-            for block in iter(lambda: f.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest() == record["sha256"]
-    except (OSError, KeyError, TypeError, ValueError):
-        return False
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
-def _backup_states(backup_dir):
-    """`[(epoch, weights path, metadata path)]`: the backup's states whose weights are whole, any order."""
+def _newest_whole_state(backup_dir):
+    """`(epoch, weights path, metadata path)` of the newest state of a backup folder whose weights are whole,
+    or None.
+
+    A `RunBackup` metadata file names its weights by size and SHA-256 (whichever of
+    `latest.weights.h5` / `*.bkp` they are in after a cut-short write); a Keras one is paired
+    with the weights of the same suffix, which must read in full. The newest state is
+    checked first, so a whole backup costs one checksum.
+    """
     weights = [os.path.join(backup_dir, BACKUP_WEIGHTS + suffix) for suffix in ("", ".bkp")]
     weights = [path for path in weights if os.path.isfile(path)]
-    states = []
+    found = []
     for suffix in ("", ".bkp"):
         metadata_path = os.path.join(backup_dir, BACKUP_METADATA + suffix)
         metadata = _read_metadata(metadata_path)
-        if metadata is None:
-            continue
-        if isinstance(metadata.get("weights"), dict):  # RunBackup's: the weights it belongs to, whichever name
-            path = next((path for path in weights if _matches(path, metadata["weights"])), None)
-        else:  # Keras' BackupAndRestore's: its own pair, read in full
+        if metadata is not None:
+            found.append((int(metadata["epoch"]), suffix, metadata_path, metadata))
+    digests = {}
+    for epoch, suffix, metadata_path, metadata in sorted(found, key=lambda item: -item[0]):
+        record = metadata.get("weights")
+        if isinstance(record, dict):  # RunBackup's
+            for path in weights:
+                try:
+                    if os.path.getsize(path) != int(record["bytes"]):
+                        continue
+                    digests.setdefault(path, _sha256(path))
+                except (OSError, KeyError, TypeError, ValueError):
+                    continue
+                if digests[path] == record.get("sha256"):
+                    return epoch, path, metadata_path
+        else:  # Keras' BackupAndRestore's
             path = os.path.join(backup_dir, BACKUP_WEIGHTS + suffix)
-            path = path if path in weights and weights_problem(path) is None else None
-        if path is not None:
-            states.append((int(metadata["epoch"]), path, metadata_path))
-    return states
+            if path in weights and weights_problem(path) is None:
+                return epoch, path, metadata_path
+    return None
 
 
 def _describe(path):
@@ -129,8 +140,8 @@ def check_backup(backup_dir):
         return 0
     latest = os.path.join(backup_dir, BACKUP_WEIGHTS)
     metadata = os.path.join(backup_dir, BACKUP_METADATA)
-    states = _backup_states(backup_dir)
-    if not states:
+    state = _newest_whole_state(backup_dir)
+    if state is None:
         if not any(name.startswith((BACKUP_WEIGHTS, BACKUP_METADATA)) for name in os.listdir(backup_dir)):
             return 0  # an empty folder: nothing was backed up yet
         aside = f"{backup_dir}.damaged"
@@ -139,7 +150,7 @@ def check_backup(backup_dir):
         logger.warning("%s %s and has no whole older copy; moved it to %s and continuing from the "
                        "newest epoch checkpoint", latest, _describe(latest), aside)
         return 0
-    epoch, path, metadata_path = max(states, key=lambda state: state[0])
+    epoch, path, metadata_path = state
     if (path, metadata_path) != (latest, metadata):
         logger.warning("%s %s; restoring the previous training state instead, of epoch %d (%s): "
                        "epoch %d will be trained again and its checkpoint and history row replaced",
