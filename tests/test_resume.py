@@ -153,7 +153,18 @@ def test_a_backup_with_nothing_whole_is_set_aside(two_epochs, caplog):
         (backup / name).write_bytes(data[:100])
     assert resume.check_backup(str(backup)) == 0
     assert not backup.exists() and (backup.parent / "backup.damaged").is_dir()
-    assert "moved it to" in caplog.text
+    assert f"{LATEST} is damaged (unreadable: " in caplog.text and "moved it to" in caplog.text
+
+
+def test_a_first_backup_cut_short_before_its_metadata_is_set_aside(tmp_path, caplog):
+    """The first epoch's backup write failed half-way (an earlier tfm wrote in place): weights, no metadata."""
+    backup = tmp_path / "backup"
+    back_up(backup, compiled_model(1), 1)
+    os.remove(backup / METADATA)
+    data = (backup / LATEST).read_bytes()
+    (backup / LATEST).write_bytes(data[: len(data) // 2])
+    assert resume.check_backup(str(backup)) == 0
+    assert not backup.exists() and f"{LATEST} is damaged (unreadable: " in caplog.text
 
 
 def test_a_damaged_newest_checkpoint_is_skipped_when_there_is_no_backup(tmp_path, caplog):

@@ -144,11 +144,11 @@ def check_backup(backup_dir):
     if state is None:
         if not any(name.startswith((BACKUP_WEIGHTS, BACKUP_METADATA)) for name in os.listdir(backup_dir)):
             return 0  # an empty folder: nothing was backed up yet
-        aside = f"{backup_dir}.damaged"
+        what, aside = _describe(latest), f"{backup_dir}.damaged"
         shutil.rmtree(aside, ignore_errors=True)
         os.replace(backup_dir, aside)
         logger.warning("%s %s and has no whole older copy; moved it to %s and continuing from the "
-                       "newest epoch checkpoint", latest, _describe(latest), aside)
+                       "newest epoch checkpoint", latest, what, aside)
         return 0
     epoch, path, metadata_path = state
     if (path, metadata_path) != (latest, metadata):
