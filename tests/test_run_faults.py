@@ -10,7 +10,6 @@ child process); a full disk and a read-only folder are simulated (the tests run 
 import errno
 import json
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -52,11 +51,6 @@ def checkpoint_epochs(run_dir):
     return [epoch for epoch, _ in runs.epoch_checkpoints(run_dir)]
 
 
-def run_cli(argv, **kwargs):
-    return subprocess.run([sys.executable, "-m", "tfm.cli", *argv], cwd=ROOT, capture_output=True, text=True,
-                          timeout=CHILD_TIMEOUT, **kwargs)
-
-
 # 1, 5: writes that fail ------------------------------------------------------------
 def test_a_file_size_limit_stops_the_backup_write_and_the_run_resumes(finished_run, tmp_path):
     """ulimit -f between the size of an epoch checkpoint and of the backup (weights + Adam's moments): once a
@@ -67,10 +61,11 @@ def test_a_file_size_limit_stops_the_backup_write_and_the_run_resumes(finished_r
     limit = (checkpoint + backup) // 2
     assert checkpoint < limit < backup
 
-    def limit_file_size():
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-
-    done = run_cli(train_argv(run_dir, 2), env=child_env(), preexec_fn=limit_file_size)
+    # `ulimit -f` then exec (not preexec_fn: this process runs TensorFlow's threads, unsafe to fork into Python).
+    limited = (f"import os, resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit})); "
+               "os.execv(sys.executable, [sys.executable, '-m', 'tfm.cli', *sys.argv[1:]])")
+    done = subprocess.run([sys.executable, "-c", limited, *train_argv(run_dir, 2)], cwd=ROOT, env=child_env(),
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     assert done.returncode == 1, done.stderr[-3000:]
     last = done.stderr.strip().splitlines()[-1]
     assert last == (f"tfm train: error: cannot write {run_dir}/backup/latest.weights.h5: the file would exceed the "
