@@ -241,7 +241,9 @@ def test_every_page_loads_in_chromium_without_errors_and_its_links_resolve(site,
     current = {}
     page.on("console", lambda m: m.type == "error" and problems.append(f"{current['url']}: console: {m.text}"))
     page.on("pageerror", lambda e: problems.append(f"{current['url']}: page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"{current['url']}: failed: {r.url} {r.failure}"))
+    aborted = []  # (page, url): cut short by the next navigation (e.g. the favicon), fetched again below
+    page.on("requestfailed", lambda r: (aborted if "ERR_ABORTED" in str(r.failure) else problems).append(
+        (current["url"], r.url) if "ERR_ABORTED" in str(r.failure) else f"{current['url']}: failed: {r.url} {r.failure}"))
     page.on("response", lambda r: r.status >= 400 and problems.append(f"{current['url']}: {r.status} {r.url}"))
     for path in pages(site):
         url = base + path.relative_to(site).as_posix()
@@ -258,6 +260,11 @@ def test_every_page_loads_in_chromium_without_errors_and_its_links_resolve(site,
             .map(e => e.id || e.getAttribute('name'))"""))
         links.update((current["url"], href) for href in page.evaluate(
             "() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)") if href.startswith(base))
+    for source, url in aborted:
+        try:
+            urllib.request.urlopen(url, timeout=10).close()
+        except urllib.error.URLError as error:
+            problems.append(f"{source}: failed: {url} {error}")
     for source, href in sorted(links):
         target, _, fragment = href.partition("#")
         if target not in anchors:  # not a page visited above: a file (a notebook, a figure) or a folder
