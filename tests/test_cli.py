@@ -208,8 +208,10 @@ def test_export_with_extra_signatures(run, tmp_path, capsys):
 
     out = str(tmp_path / "x" / "1")
     assert cli.main(["export", "--run", run, "--output", out, "--signatures", "nbest", "alignment"]) == 0
-    assert "nbest: text -> translations, scores; alignment: text -> translations, scores, source_tokens" \
-        in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "(serving_default: tf.string text (B,) -> translations, scores, truncated; nbest: text -> " \
+           "translations, scores, truncated; alignment: text -> translations, scores, source_tokens, target_tokens, " \
+           "alignment, attention, truncated; beam 2, alpha " in printed
     signatures = tf.saved_model.load(out).signatures
     assert signatures["nbest"](text=tf.constant(["seven"]))["translations"].shape == (1, 2)  # the run's beam 2
     assert cli.main(["export", "--run", run, "--output", str(tmp_path / "y"), "--signatures", "alignment",

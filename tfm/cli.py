@@ -376,7 +376,8 @@ def export_command(args):
         metadata = json.load(f)
     extra = "".join(f"; {name}: text -> {', '.join(outputs)}" for name, outputs in metadata["signatures"].items()
                     if name != "serving_default")
-    print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> translations, scores{extra}; "
+    print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> "
+          f"{', '.join(metadata['outputs'])}{extra}; "
           f"beam {metadata['beam_size']}, alpha {metadata['alpha']})")
     print(f"check it: saved_model_cli show --dir {path} --all")
     return 0
