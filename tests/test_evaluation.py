@@ -1,13 +1,8 @@
-import argparse
-import io
-import json
 import math
-import os
 
 import pytest
 
-from tfm import cli, evaluation
-from tfm.config import TransformerConfig
+from tfm import evaluation
 
 
 def test_perfect_translation_scores_100():
@@ -93,56 +88,6 @@ def test_score_rejects_mismatched_lengths():
         evaluation.score([], [])
 
 
-# ---------------------------------------------------------------------------
-# The commands, on conftest.py's tiny untrained model (load_run replaced), then once for real.
-# ---------------------------------------------------------------------------
-@pytest.fixture
-def fake_run(tmp_path, monkeypatch, tiny_transformer, number_tokenizer):
-    import tfm.runs
-
-    model, tokenizer = tiny_transformer, number_tokenizer
-    info = {"run_dir": str(tmp_path), "checkpoint": None,
-            "data": {"dataset": "numbers", "source_lang": None, "target_lang": None, "data_dir": None}}
-    monkeypatch.setattr(tfm.runs, "load_run", lambda run_dir, checkpoint=None: (model, tokenizer, info))
-    return tmp_path
-
-
-def test_evaluate_command_writes_hypotheses_and_scores(fake_run, capsys):
-    args = argparse.Namespace(run=str(fake_run), split="val", beam_size=2, alpha=0.6, limit=12, checkpoint=None)
-    assert cli.evaluate_command(args) == 0
-    with open(fake_run / "hyps" / "val.beam2.txt", encoding="utf-8") as f:
-        hyps = f.read().split("\n")
-    assert len(hyps) == 12 + 1 and hyps[-1] == ""  # one line per sentence
-    with open(fake_run / "hyps" / "val.beam2.json") as f:
-        scores = json.load(f)
-    for key in ("bleu", "bleu_signature", "bleu_tokenized_lc", "chrf", "beam_size", "split", "dataset"):
-        assert key in scores
-    assert scores["sentences"] == 12 and scores["beam_size"] == 2 and scores["split"] == "val"
-    out = capsys.readouterr().out
-    assert evaluation.format_scores(scores) in out and os.path.join(str(fake_run), "hyps", "val.beam2.txt") in out
-
-
-def test_translate_command_reads_arguments_and_stdin(fake_run, capsys, monkeypatch, tiny_transformer,
-                                                     number_tokenizer):
-    from tfm import decoding
-
-    expected = decoding.Translator(tiny_transformer, number_tokenizer, beam_size=1)(["seven", "", "two hundred"])
-    args = argparse.Namespace(run=str(fake_run), beam_size=1, alpha=0.6, checkpoint=None, strict=False,
-                              text=["seven", "", "two hundred"])
-    assert cli.translate_command(args) == 0
-    assert capsys.readouterr().out.split("\n")[:3] == expected
-    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"seven\n\ntwo hundred\n")))
-    args.text = []
-    assert cli.translate_command(args) == 0
-    assert capsys.readouterr().out.split("\n")[:3] == expected
-
-
-def test_evaluate_rejects_unknown_split(fake_run):
-    args = argparse.Namespace(run=str(fake_run), split="dev2", beam_size=1, alpha=0.6, limit=2, checkpoint=None)
-    with pytest.raises(ValueError, match="split"):
-        cli.evaluate_command(args)
-
-
 def test_split_names_are_the_data_loaders():
     """`split_pairs` takes `tfm.data`'s split names and aliases ("dev" = "val" = "validation") and refuses
     the training split."""
@@ -154,22 +99,3 @@ def test_split_names_are_the_data_loaders():
         evaluation.split_pairs(info, "train")
     with pytest.raises(ValueError, match=r"expected one of \['train', 'validation', 'test'\]"):
         evaluation.split_pairs(info, "dev2")
-
-
-@pytest.mark.slow
-def test_cli_end_to_end_on_a_real_run(tmp_path, capsys):
-    """train -> evaluate -> translate -> export through `tfm.cli.main` and `load_run`."""
-    from tfm.training import train
-
-    run = str(tmp_path / "run")
-    config = TransformerConfig.tiny(vocab_size=80, num_layers=1, max_length=24, max_extra_length=3,
-                                    tokens_per_batch=512)
-    train(config, "numbers", output=run, epochs=1, steps_per_epoch=1, validation=False, verbose=0)
-    assert cli.main(["evaluate", "--run", run, "--split", "test", "--beam-size", "2", "--limit", "8"]) == 0
-    assert os.path.isfile(os.path.join(run, "hyps", "test.beam2.json"))
-    assert cli.main(["translate", "--run", run, "--beam-size", "2", "seven", "ninety nine"]) == 0
-    assert cli.main(["export", "--run", run, "--output", str(tmp_path / "export" / "1"), "--beam-size", "2"]) == 0
-    out = capsys.readouterr().out
-    with open(os.path.join(run, "hyps", "test.beam2.json")) as f:
-        assert evaluation.format_scores(json.load(f)) in out
-    assert "exported" in out
