@@ -256,8 +256,8 @@ def _read_lines():
 def _decoding_threads():
     """TensorFlow threads for decoding on CPU: ops one thread each, batches side by side (`Translator.workers`).
 
-    The decoder's per-step ops are too small to split across cores (two intra-op threads made
-    the search slower here); running two batches at once uses both (benchmarks/decoding_vs_ctranslate2.py)."""
+    The decoder's per-step ops are too small to split across cores; running two batches at once uses
+    both (the measurements: docs/results.md, "Measurements quoted by the code")."""
     import tensorflow as tf
 
     try:
