@@ -132,3 +132,16 @@ def biased_decodable():
             return tf.cast(logits, tf.float32) + self.bias, dynamic
 
     return BiasedDecodable
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory):
+    """A finished 2-epoch tiny run on the numbers task (keeps 5 checkpoints); damage only a `copy_run` of it."""
+    from training_helper import RUN, SMALL
+
+    from tfm.config import TransformerConfig
+    from tfm.training import train
+
+    run_dir = str(tmp_path_factory.mktemp("finished") / "run")
+    train(TransformerConfig.tiny(**SMALL), output=run_dir, epochs=2, keep_checkpoints=5, **RUN)
+    return run_dir

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,25 +20,12 @@ import keras
 import pytest
 
 from tfm import cli, runs
-from tfm.config import TransformerConfig
-from tfm.training import train
-from training_helper import ROOT, RUN, SMALL, child_env, train_argv
+from training_helper import ROOT, child_env, copy_run, free_ports, train_argv
 
 CHILD_TIMEOUT = 300
 
 
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    """A finished 2-epoch run (keeps 5 checkpoints)."""
-    run_dir = str(tmp_path_factory.mktemp("faults") / "run")
-    train(TransformerConfig.tiny(**SMALL), output=run_dir, epochs=2, keep_checkpoints=5, **RUN)
-    return run_dir
 
-
-def copy_run(run_dir, tmp_path):
-    target = str(tmp_path / "copy")
-    shutil.copytree(run_dir, target)
-    return target
 
 
 def temporaries(run_dir):
@@ -237,14 +223,7 @@ def test_sigterm_stops_training_like_ctrl_c_and_the_run_resumes(finished_run, tm
 
 
 # 4: a multi-worker cluster that never assembles -----------------------------------------------
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
+
 
 
 def waiting_worker(tmp_path, timeout):
@@ -320,8 +299,8 @@ def test_a_deleted_config_is_named_with_what_the_run_holds(finished_run, tmp_pat
     os.remove(os.path.join(run_dir, runs.CONFIG_FILE))
     os.makedirs(os.path.join(run_dir, runs.HYPS_DIR))
     assert cli.main(train_argv(run_dir, 3)) == 1
-    assert (f"holds a tfm run (backup/, checkpoints/, history.csv, hyps/) but its config.json is missing (deleted "
-            f"or moved)") in capsys.readouterr().err
+    assert ("holds a tfm run (backup/, checkpoints/, history.csv, hyps/) but its config.json is missing (deleted "
+            "or moved)") in capsys.readouterr().err
     assert checkpoint_epochs(run_dir) == [1, 2]  # nothing trained over it
 
 

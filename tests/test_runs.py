@@ -10,7 +10,6 @@ read-only folder, a second writer, SIGTERM) are in test_run_faults.py.
 import errno
 import gzip
 import os
-import shutil
 
 import keras
 import pytest
@@ -18,21 +17,10 @@ import pytest
 from tfm import cli, runs
 from tfm.config import TransformerConfig
 from tfm.training import train
-from training_helper import RUN, SMALL, train_argv
+from training_helper import RUN, SMALL, copy_run, train_argv
 
 
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    """A finished 2-epoch run (keeps 5 checkpoints)."""
-    run_dir = str(tmp_path_factory.mktemp("runs") / "run")
-    train(TransformerConfig.tiny(**SMALL), output=run_dir, epochs=2, keep_checkpoints=5, **RUN)
-    return run_dir
 
-
-def copy_run(run_dir, tmp_path):
-    target = str(tmp_path / "copy")
-    shutil.copytree(run_dir, target)
-    return target
 
 
 def truncate(path, keep=0.5):

@@ -4,7 +4,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from tfm.config import parse_overrides
 from tfm.models.registry import make_config, model_name
 from tfm.runs import epoch_checkpoints, latest_checkpoint, load_run, read_history, read_run_config
 from tfm.training import train
+from training_helper import copy_run, free_ports
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -41,10 +41,7 @@ def tiny_run(tmp_path_factory):
     return run_dir, result
 
 
-def copy_run(run_dir, tmp_path):
-    target = str(tmp_path / "copy")
-    shutil.copytree(run_dir, target)
-    return target
+
 
 
 # Run folder ------------------------------------------------------------------
@@ -355,14 +352,7 @@ def test_history_drops_rows_of_epochs_that_run_again(tmp_path):
 
 
 # Multi-process ---------------------------------------------------------------
-def free_ports(n):
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
+
 
 
 def child_env(**extra):

@@ -36,6 +36,27 @@ def train_argv(output, epochs, *extra):
              for arg in ("--set", f"{key}={SMALL[key]}")]
     return argv + list(extra)
 
+def copy_run(run_dir, tmp_path):
+    """A copy of a run folder under `tmp_path` (tests that damage a run work on a copy)."""
+    import shutil
+
+    target = str(tmp_path / "copy")
+    shutil.copytree(run_dir, target)
+    return target
+
+
+def free_ports(n):
+    """`n` free TCP ports on 127.0.0.1 (for TF_CONFIG clusters)."""
+    import socket
+
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
 
 def child_env(**extra):
     """The environment of a child TensorFlow process: one thread pool thread each, so several share 2 cores."""
