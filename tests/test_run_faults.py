@@ -20,7 +20,7 @@ import keras
 import pytest
 
 from tfm import cli, runs
-from training_helper import ROOT, child_env, copy_run, free_ports, train_argv
+from training_helper import ROOT, child_env, copy_run, fail_fsync, free_ports, train_argv
 
 CHILD_TIMEOUT = 300
 
@@ -64,18 +64,6 @@ def test_a_file_size_limit_stops_the_backup_write_and_the_run_resumes(finished_r
     history = runs.read_history(run_dir)
     assert history["epoch"] == [0, 1] and history["iterations"] == [2, 4]
     assert checkpoint_epochs(run_dir) == [1, 2]
-
-
-def fail_fsync(monkeypatch, code, name):
-    """os.fsync raises OSError(code) for the files whose path holds `name`: written, not yet on the disk."""
-    real = os.fsync
-
-    def fsync(fd):
-        if name in os.readlink(f"/proc/self/fd/{fd}"):
-            raise OSError(code, os.strerror(code))
-        return real(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
 
 
 @pytest.mark.parametrize("name", ["epoch_003.weights.h5", "backup/", "history.csv"])

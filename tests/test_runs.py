@@ -17,7 +17,7 @@ import pytest
 from tfm import cli, runs
 from tfm.config import TransformerConfig
 from tfm.training import train
-from training_helper import RUN, SMALL, copy_run, train_argv
+from training_helper import RUN, SMALL, copy_run, fail_fsync, train_argv
 
 
 
@@ -166,18 +166,6 @@ def test_run_folder_of_the_previous_layout_still_loads_and_resumes(tmp_path):
 
 
 # Writing files ------------------------------------------------------------------
-def fail_fsync(monkeypatch, code, name):
-    """os.fsync raises OSError(code) for files whose path contains `name` (written, not yet flushed)."""
-    real = os.fsync
-
-    def fsync(fd):
-        if name in os.readlink(f"/proc/self/fd/{fd}"):
-            raise OSError(code, os.strerror(code))
-        return real(fd)
-
-    monkeypatch.setattr(os, "fsync", fsync)
-
-
 @pytest.mark.parametrize("code, cause", [
     (errno.ENOSPC, "the disk is full (ENOSPC)"),
     (errno.EFBIG, "the file would exceed the file-size limit set by ulimit -f (EFBIG)"),

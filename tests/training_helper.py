@@ -45,6 +45,18 @@ def copy_run(run_dir, tmp_path):
     return target
 
 
+def fail_fsync(monkeypatch, code, name):
+    """os.fsync raises OSError(code) for the files whose path holds `name`: written, not yet on the disk."""
+    real = os.fsync
+
+    def fsync(fd):
+        if name in os.readlink(f"/proc/self/fd/{fd}"):
+            raise OSError(code, os.strerror(code))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
 def free_ports(n):
     """`n` free TCP ports on 127.0.0.1 (for TF_CONFIG clusters)."""
     import socket
