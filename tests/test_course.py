@@ -11,6 +11,7 @@ import copy
 import importlib.util
 import json
 import pathlib
+import re
 
 import pytest
 
@@ -231,3 +232,35 @@ def test_sync_code_keeps_outputs_and_records_the_edit(source_and_copy):
                                                         "outputs": [], "execution_count": None}))
     with pytest.raises(ValueError, match="cells were added, removed or changed type"):
         make_course.sync_code(again, make_course.read(source_path), "a new cell")
+
+
+def test_tidy_writes_the_machines_folders_as_a_reader_sees_them():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(run)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout",
+                                           text="RUN = /srv/repo/runs/08_x\ndata from /srv/data/multi30k\n"),
+                    nbformat.v4.new_output("execute_result", data={"text/plain": "'/srv/repo'"}, execution_count=1)]
+    nb.cells = [cell]
+    make_course.tidy(nb, {"/srv/repo": "", "/srv/data": "$TFM_DATA_DIR"})
+    assert cell.outputs[0]["text"] == "RUN = runs/08_x\ndata from $TFM_DATA_DIR/multi30k\n"
+    assert cell.outputs[1]["data"]["text/plain"] == "'.'"
+    assert make_course.scrub_paths("exported to /tmp/tfm12_1gprnc6k/exported/1", {}) == \
+        "exported to $TMPDIR/tfm12/exported/1"
+    # a data folder inside the checkout: the longer path wins
+    assert make_course.scrub_paths("/srv/repo/data/cache/multi30k /srv/repo/runs",
+                                   {"/srv/repo": "", "/srv/repo/data/cache": "$TFM_DATA_DIR"}) == \
+        "$TFM_DATA_DIR/multi30k runs"
+
+
+def test_the_copies_print_no_machine_paths():
+    """What a reader sees names no folder of the machine that ran it (tools/make_course.py scrubs them)."""
+    machine = re.compile(r"/(?:work|root|home|Users)/|/tmp/tfm\w*_\w+")
+    for path in sorted(COURSE_DIR.glob("*.ipynb")):
+        for number, cell in enumerate(make_course.read(path)["cells"]):
+            for output in cell.get("outputs", []):
+                text = make_course._text(output.get("text", "")) + make_course._text(
+                    output.get("data", {}).get("text/plain", ""))
+                found = machine.search(text)
+                assert found is None, f"{path.name} cell {number} prints {found.group(0)!r}"

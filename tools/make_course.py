@@ -47,6 +47,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import shutil
 import sys
 import tempfile
@@ -261,7 +262,7 @@ def execute(path, output_dir, fast=False, data_dir=None, timeout=4 * 3600, dpi=8
             for output in cell.get("outputs", []):
                 if "execution_count" in output and output["execution_count"]:
                     output["execution_count"] -= 1
-    tidy(notebook)
+    tidy(notebook, {str(ROOT): "", str(data_dir): "$TFM_DATA_DIR"} if data_dir else {str(ROOT): ""})
     stamp(notebook, source, path.name, "fast" if fast else "full", seconds)
     target = output_dir / path.name
     nbformat.write(notebook, target)
@@ -275,9 +276,26 @@ LOG_NOISE = ("WARNING: All log messages before absl::InitializeLog()", "I0000 ",
              "[IPKernelApp] WARNING | Kernel is running over TCP", "normalizer.cc(51) LOG(INFO) precompiled_charsmap")
 
 
-def tidy(notebook):
-    """Drops TensorFlow's start-up log lines from the stderr outputs (in place; code cells untouched)."""
+def scrub_paths(text, paths):
+    """`text` with this machine's folders written as a reader's: `paths` maps an absolute folder to what
+    a reader sees instead (the checkout -> nothing, so `runs/08_...`; the data folder -> `$TFM_DATA_DIR`)."""
+    for folder, shown in sorted(paths.items(), key=lambda item: -len(item[0])):  # the longest first
+        text = text.replace(folder.rstrip("/") + "/", shown + "/" if shown else "").replace(folder.rstrip("/"),
+                                                                                              shown or ".")
+    # A notebook's own temporary folder (tempfile.mkdtemp(prefix="tfmNN_")): its random part means nothing.
+    return re.sub(r"/tmp/(tfm\d\d)_\w+", r"$TMPDIR/\1", text)
+
+
+def tidy(notebook, paths=None):
+    """Drops TensorFlow's start-up log lines from the stderr outputs and writes the machine's own folders
+    as `scrub_paths` says in every text output (in place; code cells untouched)."""
+    paths = paths or {}
     for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                output["text"] = scrub_paths(_text(output["text"]), paths)
+            if "text/plain" in output.get("data", {}):
+                output["data"]["text/plain"] = scrub_paths(_text(output["data"]["text/plain"]), paths)
         outputs = []
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream" and output.get("name") == "stderr":
