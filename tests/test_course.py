@@ -264,3 +264,112 @@ def test_the_copies_print_no_machine_paths():
                     output.get("data", {}).get("text/plain", ""))
                 found = machine.search(text)
                 assert found is None, f"{path.name} cell {number} prints {found.group(0)!r}"
+
+
+def test_merge_added_keeps_the_copys_outputs_and_finds_the_new_cells(source_and_copy):
+    """Cells added to the source (in the middle and at the end) are found; the copy's code cells keep their
+    outputs; the markdown is the source's; a changed or removed code cell is refused."""
+    source_path, copy_path = source_and_copy
+    new_cell = lambda text: {"cell_type": "code", "metadata": {}, "source": text,  # noqa: E731
+                             "outputs": [], "execution_count": None}
+
+    def add(nb):
+        nb["cells"].insert(2, new_cell("print('figure')"))
+        nb["cells"][3]["source"] = "Loss 1.23 in the full run (and a figure above)."
+        nb["cells"] += [{"cell_type": "markdown", "metadata": {}, "source": "## Exercises"}, new_cell("print(6 * 7)")]
+
+    rewrite(source_path, add)
+    source, executed = make_course.read(source_path), make_course.read(copy_path)
+    merged, added = make_course.merge_added(executed, source)
+    assert added == [2, 6]
+    assert [c["source"] for c in merged["cells"]] == [c["source"] for c in source["cells"]]
+    assert [c.get("outputs") for c in merged["cells"] if c["cell_type"] == "code"] == [
+        [{"output_type": "stream", "name": "stdout", "text": "4\n"}], [],
+        [{"output_type": "stream", "name": "stdout", "text": "4\n"}], []]
+    assert merged["metadata"]["tfm_course"] == executed["metadata"]["tfm_course"]
+    rewrite(source_path, lambda nb: nb["cells"][4].update(source="print(2 + 3)"))
+    with pytest.raises(ValueError, match="code cell 1 of the copy is no longer in the source"):
+        make_course.merge_added(executed, make_course.read(source_path))
+
+
+def test_run_added_executes_only_the_new_cells_in_a_fresh_kernel(source_and_copy, tmp_path):
+    """The added cell runs (its output is the kernel's), the old outputs stay as they were (the old cells are
+    not re-run: `print(2 + 2)` keeps its recorded '4'), counts follow the copy's, and the record says so; the
+    copy then passes the check. A cell that needs the notebook's variables fails in the fresh kernel."""
+    pytest.importorskip("nbclient")
+    source_path, copy_path = source_and_copy
+    rewrite(source_path, lambda nb: nb["cells"].append(
+        {"cell_type": "code", "metadata": {}, "source": "print(6 * 7)", "outputs": [], "execution_count": None}))
+    source = make_course.read(source_path)
+    executed = make_course.read(copy_path)
+    executed["cells"][3]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "recorded\n"}]
+    merged, added = make_course.run_added(executed, source, str(tmp_path))
+    assert added == [4]
+    assert merged["cells"][3]["outputs"][0]["text"] == "recorded\n"
+    assert merged["cells"][4]["execution_count"] == 3
+    assert [o.get("text") for o in merged["cells"][4]["outputs"]] == ["42\n"]
+    record = merged["metadata"]["tfm_course"]
+    assert record["cells_added"][0]["cells"] == [4] and record["seconds"] == 12
+    assert make_course.check_copy(merged, source) == []
+    with pytest.raises(ValueError, match="no code cell was added"):
+        make_course.run_added(merged, source, str(tmp_path))
+    rewrite(source_path, lambda nb: nb["cells"].append(
+        {"cell_type": "code", "metadata": {}, "source": "print(FAST)", "outputs": [], "execution_count": None}))
+    with pytest.raises(Exception, match="NameError"):
+        make_course.run_added(merged, make_course.read(source_path), str(tmp_path))
+
+
+SOURCES = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+
+
+def _free_names(code):
+    """Names a cell reads but neither defines, imports nor gets from Python's builtins."""
+    import ast
+    import builtins
+
+    tree = ast.parse(code)
+    bound, read = set(dir(builtins)), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return read - bound
+
+
+def _exercises(path):
+    """The cells of a notebook's closing "## Exercises" section (from its heading to the end)."""
+    cells = make_course.read(path)["cells"]
+    starts = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown"
+              and make_course._text(c["source"]).lstrip().startswith("## Exercises")]
+    return cells[starts[-1]:] if starts else []
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=[p.stem for p in SOURCES])
+def test_every_notebook_ends_with_exercises_whose_stubs_stand_alone(path):
+    """Each notebook closes with an Exercises section of 2-4 numbered exercises; its code cells are
+    self-contained (they run in a fresh kernel: `make_course --run-added`) and call a checker that exists."""
+    section = _exercises(path)
+    assert section, f"{path.name} has no '## Exercises' section"
+    numbered = re.findall(r"^\s*(\d+)\. ", "".join(make_course._text(c["source"]) for c in section
+                                                   if c["cell_type"] == "markdown"), flags=re.M)
+    assert 2 <= len(numbered) <= 4, f"{path.name}: {len(numbered)} exercises"
+    checkers = set(re.findall(r"^def (check_\w+)", (ROOT / "tfm" / "exercises.py").read_text(), flags=re.M))
+    for cell in section:
+        if cell["cell_type"] != "code":
+            continue
+        code = make_course._text(cell["source"])
+        assert not _free_names(code), f"{path.name}: an exercise cell reads {_free_names(code)} from the notebook"
+        assert set(re.findall(r"\b(check_\w+)\(", code)) <= checkers
+
+
+def test_the_course_has_at_least_ten_checked_coding_exercises_one_per_checker():
+    """Every checker of tfm.exercises is called by an exercise cell of some notebook (>= 10 in all)."""
+    checkers = set(re.findall(r"^def (check_\w+)", (ROOT / "tfm" / "exercises.py").read_text(), flags=re.M))
+    used = {name for path in SOURCES for cell in _exercises(path) if cell["cell_type"] == "code"
+            for name in re.findall(r"\b(check_\w+)\(", make_course._text(cell["source"]))}
+    assert len(checkers) >= 10 and used == checkers, sorted(checkers - used)

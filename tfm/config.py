@@ -416,7 +416,7 @@ class Seq2SeqConfig(ConfigIO):
     # Data, training and decoding (the same fields as TransformerConfig's, so every model has one home).
     max_length: int = 128  # pairs longer than this many subwords are dropped when training
     tokens_per_batch: int = 4096  # source (and target) tokens per batch
-    learning_rate: float = 1e-3  # Adam with a constant rate, as the RNN papers trained
+    learning_rate: float = 1e-3  # Adam with a constant rate (Sutskever et al. used SGD, Bahdanau et al. Adadelta)
     clipnorm: float | None = 1.0  # gradient clipping by global norm (RNNs need it)
     label_smoothing: float = 0.1  # the Transformer's eps_ls, so the baselines compare like for like
     beam_size: int = 4  # §6.1's decoding, applied to the baselines too

@@ -6,6 +6,7 @@
     .venv/bin/python tools/make_course.py --check            # every copy in docs/course/ matches its source
     .venv/bin/python tools/make_course.py --sync-prose 01    # prose edited since the copy: no re-run needed
     .venv/bin/python tools/make_course.py --sync-code 04 --why "MultiHeadAttention.call_with_scores (issue 22)"
+    .venv/bin/python tools/make_course.py --run-added 03     # only the cells added since the copy (exercises)
 
 `notebooks/` stays output-free (diffs stay readable); `docs/course/NN_topic.ipynb` is the
 same notebook with its outputs, for reading on GitHub without running anything. Each copy
@@ -32,6 +33,12 @@ source's cells are written into the copy, its outputs kept, and the record says 
 claim that its outputs came from the code it now shows. Whether the outputs still hold is the editor's
 judgement, stated in `--why`: anything that would change a number needs a run; a printed name that the
 edit renamed (the output still showing the old one) is said in `--why`.
+
+Cells added to a notebook after its copy was made that need none of the notebook's state (an
+exercise's stub, a figure drawn from a config) go in with `--run-added`: every code cell of the copy
+must still be in the source, unchanged and in order; the added ones run, in order, in one fresh kernel
+in the full setting, and their outputs join the copy's (`cells_added` in the record). A cell that needs
+the notebook's variables fails there: run the notebook again.
 
 Notebooks that keep their runs (08, 12, 13) write them to `runs/NN_*` in the repository, and
 `tfm.training.train` resumes a run folder it finds there; a copy must show a run made from
@@ -203,6 +210,80 @@ def sync_code(executed, source, why):
     return synced, changed
 
 
+def merge_added(executed, source):
+    """The copy laid out as `source`, for cells added to the source after the copy was made: every code cell
+    of the copy must still be in the source, unchanged and in order (else ValueError: run it again).
+
+    Returns:
+        `(notebook, added)`: a new dict with the source's cells (markdown as the source has it), the copy's
+        outputs and counts on the code cells it had, and `added`, the indices (in the source's cells) of
+        the code cells the copy lacks, still without outputs.
+    """
+    record = executed.get("metadata", {}).get(METADATA_KEY)
+    if not record:
+        raise ValueError(f"no '{METADATA_KEY}' record: not made by tools/make_course.py")
+    old = [cell for cell in executed["cells"] if cell["cell_type"] == "code"]
+    merged = json.loads(json.dumps(source))
+    added, position = [], 0
+    for index, cell in enumerate(merged["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        if position < len(old) and _text(old[position]["source"]) == _text(cell["source"]):
+            cell["outputs"] = old[position].get("outputs", [])
+            cell["execution_count"] = old[position].get("execution_count")
+            position += 1
+        else:
+            cell["outputs"], cell["execution_count"] = [], None
+            added.append(index)
+    if position < len(old):
+        raise ValueError(f"code cell {position} of the copy is no longer in the source (changed or removed): "
+                         "run it again")
+    merged["metadata"] = json.loads(json.dumps(executed["metadata"]))
+    return merged, added
+
+
+def run_added(executed, source, data_dir, timeout=600, dpi=80):
+    """`executed` with the cells added to `source` since it was made, those cells executed in one fresh kernel
+    (full setting), in order, and nothing else re-run: for self-contained additions (exercise stubs, a
+    figure drawn from a config) that need none of the notebook's state. A cell that fails (e.g. it used a
+    variable of the notebook) stops it: run the notebook again instead.
+
+    The record gets a `cells_added` entry (`date`, the added cells' indices) and the source's digest;
+    the added cells' counts follow the copy's last count.
+
+    Returns:
+        `(notebook, added)`: the new copy (a dict) and the indices of the cells that were executed.
+    """
+    import nbclient
+    import nbformat
+
+    merged, added = merge_added(executed, source)
+    if not added:
+        raise ValueError("no code cell was added: use --sync-prose for markdown")
+    runner = nbformat.v4.new_notebook()
+    runner.cells = [nbformat.v4.new_code_cell(SETUP_CELL.format(dpi=int(dpi)))]
+    runner.cells += [nbformat.v4.new_code_cell(_text(merged["cells"][i]["source"])) for i in added]
+    client = nbclient.NotebookClient(runner, kernel_name="python3", timeout=int(timeout),
+                                     startup_timeout=KERNEL_STARTUP_TIMEOUT,
+                                     resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
+    client.execute(env=kernel_env(False, data_dir))
+    tidy(runner, {str(ROOT): "", str(data_dir): "$TFM_DATA_DIR"})
+    last = max([cell.get("execution_count") or 0 for cell in merged["cells"] if cell["cell_type"] == "code"])
+    for count, (index, ran) in enumerate(zip(added, runner.cells[1:]), start=last + 1):
+        cell = merged["cells"][index]
+        cell["outputs"] = json.loads(json.dumps(ran.outputs))
+        for output in cell["outputs"]:
+            if "execution_count" in output:
+                output["execution_count"] = count
+        cell["execution_count"] = count
+    record = merged["metadata"][METADATA_KEY]
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    merged["metadata"][METADATA_KEY] = {**record, "source_sha256": source_digest(source),
+                                        "cells_added": [*record.get("cells_added", []),
+                                                        {"date": today, "cells": added}]}
+    return merged, added
+
+
 def data_cache(data_dir=None):
     """`(TFM_DATA_DIR for the kernels, temporary folder to remove or None)`."""
     if data_dir or os.environ.get("TFM_DATA_DIR"):
@@ -363,6 +444,10 @@ def main(argv=None):
     parser.add_argument("--sync-code", action="store_true",
                         help="copy the sources' cells into the copies in --output whose code was edited in a way "
                              "that prints the same (outputs kept; the record lists the edit and --why)")
+    parser.add_argument("--run-added", action="store_true",
+                        help="execute only the code cells added to the sources since their copies in --output were "
+                             "made, in one fresh kernel each (self-contained cells: exercises, figures); the "
+                             "copies' other outputs are kept and their markdown updated")
     parser.add_argument("--why", help="with --sync-code: why the copy's outputs still hold for the edited code")
     parser.add_argument("--keep-runs", action="store_true",
                         help="keep runs/NN_* (default: remove them first, so each notebook trains from scratch)")
@@ -407,6 +492,26 @@ def main(argv=None):
                 continue
             nbformat.write(nbformat.from_dict(synced), target)
             print(f"{path.name}: code cells {changed} synced, outputs kept")
+        return 1 if refused else 0
+    if args.run_added:
+        import nbformat
+
+        data_dir, tmp = data_cache(args.data_dir)
+        refused = []
+        try:
+            for path in select(args.notebooks):
+                target = pathlib.Path(args.output) / path.name
+                try:
+                    merged, added = run_added(read(target), read(path), data_dir, args.timeout, args.dpi)
+                except Exception as error:  # noqa: BLE001 - a refusal or a failing cell: report, go on
+                    refused.append(path.name)
+                    print(f"{path.name}: not updated: {str(error)[-1500:]}", flush=True)
+                    continue
+                nbformat.write(nbformat.from_dict(merged), target)
+                print(f"{path.name}: added cells {added} executed, other outputs kept", flush=True)
+        finally:
+            if tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
         return 1 if refused else 0
     if args.fast and pathlib.Path(args.output).resolve() == COURSE_DIR.resolve():
         raise SystemExit("--fast copies do not belong in docs/course/; give --output another folder")
