@@ -122,3 +122,30 @@ def test_config_json_without_preprocess_still_resumes():
     old = json.loads(json.dumps(record))
     del old["data"]["preprocess"], old["model_config"]["preprocess"]
     assert config_differences(old, record) == []
+
+
+def test_train_sentences_keeps_the_first_training_pairs_only(tmp_path):
+    """`DataConfig.train_sentences` (learning curves): the training split is its first N pairs, the
+    validation split whole; bad values are refused by name; an older config.json without it resumes."""
+    from tfm.config import DataConfig, TrainingConfig
+    from tfm.data.pipeline import load_pairs
+    from tfm.runs import config_differences, run_record
+
+    (tmp_path / "s.en").write_text("".join(f"source {i}\n" for i in range(10)))
+    (tmp_path / "t.de").write_text("".join(f"target {i}\n" for i in range(10)))
+    files = dict(dataset="files", source_file=str(tmp_path / "s.en"), target_file=str(tmp_path / "t.de"))
+    pairs = list(load_pairs(DataConfig(**files, train_sentences=3), "train").as_numpy_iterator())
+    assert [s.decode() for s, _ in pairs] == ["source 0", "source 1", "source 2"]
+    assert len(list(load_pairs(DataConfig(**files), "train").as_numpy_iterator())) == 10
+    numbers = DataConfig(dataset="numbers", train_sentences=7)
+    assert len(list(load_pairs(numbers, "train").as_numpy_iterator())) == 7
+    assert len(list(load_pairs(numbers, "validation").as_numpy_iterator())) > 7
+    for bad in (0, -5, 2.5, "3", True):
+        with pytest.raises(ValueError, match=f"train_sentences={bad!r}"):
+            DataConfig(train_sentences=bad)
+    record = run_record("transformer", TransformerConfig.tiny(), DataConfig(), TrainingConfig())
+    old = json.loads(json.dumps(record))
+    del old["data"]["train_sentences"]
+    assert config_differences(old, record) == []
+    assert config_differences(record, run_record("transformer", TransformerConfig.tiny(), DataConfig(train_sentences=9),
+                                                 TrainingConfig()))

@@ -97,6 +97,9 @@ def _add_train(p):
                    help="subword vocabulary size (default: the preset's)")
     p.add_argument("--max-length", type=positive_int, default=None,
                    help="drop pairs longer than this many subwords (default: the preset's)")
+    p.add_argument("--train-sentences", type=positive_int, default=None, metavar="N",
+                   help="train (and learn the vocabulary) on the first N training pairs only, e.g. for a "
+                        "learning curve (default: all)")
     p.add_argument("--keep-checkpoints", type=positive_int, default=None,
                    help="keep the last K epoch checkpoints (default: the preset's checkpoints_to_average)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
@@ -210,7 +213,7 @@ def train_command(args):
                        mixed_precision=args.mixed_precision, xla=args.xla, source_lang=args.source_lang,
                        target_lang=args.target_lang, data_dir=args.data_dir, source_file=args.source_file,
                        target_file=args.target_file, keep_checkpoints=args.keep_checkpoints, seed=args.seed,
-                       worker_timeout=args.worker_timeout)
+                       worker_timeout=args.worker_timeout, train_sentences=args.train_sentences)
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (see `main`)
         from tfm.resume import epochs_on_disk
 

@@ -282,11 +282,17 @@ class DataConfig(ConfigIO):
     tokens_per_batch: int = 2048  # token budget per side per batch (§5.1: ~25000 for base)
     vocab_size: int = 1000  # subwords to learn (capped at what the text allows)
     preprocess: str | None = None  # "moses_lc": lowercase + Moses-tokenize both sides first (tfm.data.preprocess)
+    train_sentences: int | None = None  # the first N training pairs only (learning curves); None = all
 
     def __post_init__(self):
         if self.preprocess is not None and self.preprocess not in PREPROCESSORS:
             raise ValueError(f"preprocess={self.preprocess!r}: expected None or one of {list(PREPROCESSORS)}")
         check_positive_ints(self, ("max_length", "tokens_per_batch", "vocab_size"))
+        if self.train_sentences is not None and (isinstance(self.train_sentences, bool)
+                                                 or not isinstance(self.train_sentences, int)
+                                                 or self.train_sentences < 1):
+            raise ValueError(f"train_sentences={self.train_sentences!r}: expected a positive number of training "
+                             "pairs, or None for all of them")
         if self.max_length < 2:
             raise ValueError(f"max_length={self.max_length}: need at least 2 (one subword + START/END); "
                              "use --max-length 2 or more")

@@ -86,7 +86,8 @@ def _absolute(path):
 
 def resolve_settings(config, dataset="numbers", *, tokens_per_batch=None, max_length=None, source_lang=None,
                      target_lang=None, data_dir=None, source_file=None, target_file=None, keep_checkpoints=None,
-                     seed=0, strategy="auto", mixed_precision=False, xla=False, steps_per_epoch=None):
+                     seed=0, strategy="auto", mixed_precision=False, xla=False, steps_per_epoch=None,
+                     train_sentences=None):
     """The `(model config, DataConfig, TrainingConfig)` of a `train` call, every value validated.
 
     Data and averaging settings default to the model config's (`max_length`,
@@ -108,7 +109,8 @@ def resolve_settings(config, dataset="numbers", *, tokens_per_batch=None, max_le
                       target_file=_absolute(target_file),
                       max_length=int(config.max_length if max_length is None else max_length),
                       tokens_per_batch=int(config.tokens_per_batch if tokens_per_batch is None else tokens_per_batch),
-                      vocab_size=int(config.vocab_size), preprocess=getattr(config, "preprocess", None))
+                      vocab_size=int(config.vocab_size), preprocess=getattr(config, "preprocess", None),
+                      train_sentences=train_sentences)
     strategy_name = strategy if isinstance(strategy, str) else type(strategy).__name__
     training = TrainingConfig(
         seed=int(seed), label_smoothing=float(config.label_smoothing), strategy=strategy_name,
@@ -202,7 +204,7 @@ def _run_callbacks(run_dir, backup_dir, training, shadow, is_chief, extra):
 def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoch=None, strategy="auto",
           mixed_precision=False, xla=False, tokens_per_batch=None, max_length=None, source_lang=None,
           target_lang=None, data_dir=None, source_file=None, target_file=None, keep_checkpoints=None, seed=0,
-          validation=True, verbose="auto", callbacks=(), worker_timeout=None):
+          validation=True, verbose="auto", callbacks=(), worker_timeout=None, train_sentences=None):
     """Trains a model into the run folder `output`, or resumes it there.
 
     Args:
@@ -239,6 +241,8 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
             backup, so one that sets `model.stop_training` ends the run cleanly.
         worker_timeout: float or None. "multiworker": seconds to wait for the
             other tasks of TF_CONFIG's cluster (None: `$TFM_WORKER_TIMEOUT`, else 300).
+        train_sentences: int or None. Train (and learn the vocabulary) on the first
+            this many training pairs only, for learning curves; None = all of them.
 
     Returns:
         `TrainResult`.
@@ -262,7 +266,7 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
         config, dataset, tokens_per_batch=tokens_per_batch, max_length=max_length, source_lang=source_lang,
         target_lang=target_lang, data_dir=data_dir, source_file=source_file, target_file=target_file,
         keep_checkpoints=keep_checkpoints, seed=seed, strategy=strategy, mixed_precision=mixed_precision, xla=xla,
-        steps_per_epoch=steps_per_epoch)
+        steps_per_epoch=steps_per_epoch, train_sentences=train_sentences)
     name = model_name(config)
     run_dir = os.path.abspath(output)
     logger.info("tfm %s: %s %s", __version__, name, json.dumps(config.to_dict(), sort_keys=True))

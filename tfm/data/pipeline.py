@@ -22,12 +22,15 @@ logger = logging.getLogger("tfm.data.pipeline")
 
 
 def load_pairs(data, split):
-    """The `(source, target)` string pairs of a `DataConfig`'s split, preprocessed as it says."""
+    """The `(source, target)` string pairs of a `DataConfig`'s split, preprocessed as it says; for the
+    training split, only its first `data.train_sentences` pairs when that is set."""
     kwargs = {}
     if data.dataset == "files":
         kwargs = dict(source_path=data.source_file, target_path=data.target_file)
     pairs = load_dataset(data.dataset, split, source_lang=data.source_lang, target_lang=data.target_lang,
                          data_dir=data.data_dir, **kwargs)
+    if data.train_sentences is not None and split == "train":
+        pairs = pairs.take(data.train_sentences)
     if data.preprocess is None:
         return pairs
     sources, targets = _preprocessed(pairs, data, split)
