@@ -4,6 +4,9 @@
     python benchmarks/parsing_at_budget.py --data-dir DIR --budget 3600    # an hour each
     python benchmarks/parsing_at_budget.py --quick                         # 1 min each (smoke run)
     python benchmarks/parsing_at_budget.py --data-dir DIR --precision mixed_bfloat16   # force bfloat16
+    python benchmarks/parsing_at_budget.py --data-dir DIR --models transformer --split validation \
+        --set dropout=0.2 --name parsing_search_t_dropout02               # a recipe search candidate
+    python benchmarks/parsing_at_budget.py --data-dir DIR --learning-curve 0.25 0.5   # + smaller training sets
 
 DIR holds `nltk_data/corpora/treebank.zip` (a copy of ../shared/data/nltk_data, or what
 `nltk.download("treebank")` fetches); `$TFM_DATA_DIR` works too. Without it the script says
@@ -17,6 +20,12 @@ Rows, all scored the EVALB way (COLLINS.prm) on the held-out test files wsj_0185
   where the CPU computes bfloat16 in hardware, else float32: `--precision`), the last
   checkpoints averaged, decoded with the preset's beam 21, alpha 0.3, input + 300;
 - the Bahdanau seq2seq of the same preset (same data, same budget, same decoding).
+`--split validation` scores the validation files (wsj_0170-0184, 217 sentences) instead: the
+recipe search looks only there, as §6.3 tuned on section 22; the test files are scored once per final
+recipe. `--set FIELD=VALUE` overrides a field of each model's config (the row records it).
+`--learning-curve F ...` also trains each model on the first F of the training sentences (same
+budget, same decoding) and scores the test files: the JSON's `learning_curve` is a list of
+{"model", "train_sentences", "f1"} (the full set's rows included), drawn in NAME_learning_curve.png.
 Each model is decoded twice: with the tree constraint (`tfm.parsing.TreeConstraint`: only
 well-formed trees with one leaf per word are searched; the row's F1) and without it (any
 output, repaired into a tree afterwards, as Vinyals et al. 2015; `unconstrained` in the
@@ -76,8 +85,9 @@ def _scores(scores):
     return {k: (round(scores[k], 2) if isinstance(scores[k], float) else scores[k]) for k in keys if k in scores}
 
 
-def run_model(name, args, gold, curves):
+def run_model(name, args, gold, curves, train_sentences=None):
     from tfm.checkpoints import average_checkpoints
+    from tfm.data.ptb_parse import SPLIT_SIZES
     from tfm.evaluation import split_pairs
     from tfm.models.registry import make_config
     from tfm.parsing import evaluate_parsing
@@ -85,27 +95,61 @@ def run_model(name, args, gold, curves):
     from tfm.training import train
 
     label = MODELS[name]
-    config = make_config("parse_small", name)
-    run_dir = os.path.join(args.runs, name)
+    config = make_config("parse_small", name, overrides=args.set)
+    run_dir = os.path.join(args.runs, name if train_sentences is None else f"{name}_{train_sentences}")
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
-    points = curves[label] = []
+    points = curves[label if train_sentences is None else f"{label}, {train_sentences} sentences"] = []
     result = train(config, "ptb_parse", output=run_dir, epochs=args.max_epochs, data_dir=args.data_dir, seed=0,
                    validation=False, verbose=0, mixed_precision=args.mixed_precision,
-                   callbacks=[budget_callback(args.budget, label, points)])
+                   callbacks=[budget_callback(args.budget, label, points)], train_sentences=train_sentences)
     last = min(config.checkpoints_to_average, len(epoch_checkpoints(run_dir)))
     if last >= 2:
         average_checkpoints(run_dir, last=last)
     model, tokenizer, info = load_run(run_dir)
-    sources, _ = split_pairs(info, "test")
+    split = "test" if train_sentences is not None else args.split
+    sources, _ = split_pairs(info, split)
     found = {}
-    for constrained in (True, False):
+    for constrained in ((True,) if train_sentences is not None else (True, False)):
         _, scores = found[constrained] = evaluate_parsing(model, tokenizer, sources, gold[: len(sources)],
                                                           beam_size=args.beam_size, constrained=constrained)
-        print(f"  {label}: test F1 {scores['f1']:.2f} ({'constrained' if constrained else 'unconstrained'} "
+        print(f"  {label}: {split} F1 {scores['f1']:.2f} ({'constrained' if constrained else 'unconstrained'} "
               f"search, {scores['repaired']} of {scores['sentences']} outputs repaired)", flush=True)
-    return {"model": label, "preset": "parse_small", "dtype_policy": _dtype_policy(args), "epochs": result.epochs,
-            "train_seconds": points[-1][0] if points else 0, "averaged": last, "params": model.count_params(),
-            **_scores(found[True][1]), "unconstrained": _scores(found[False][1])}
+    row = {"model": label, "preset": "parse_small", "overrides": list(args.set), "split": split,
+           "train_sentences": int(info["data"].get("train_sentences") or SPLIT_SIZES["train"]),
+           "dtype_policy": _dtype_policy(args), "epochs": result.epochs,
+           "train_seconds": points[-1][0] if points else 0, "averaged": last, "params": model.count_params(),
+           **_scores(found[True][1])}
+    if False in found:
+        row["unconstrained"] = _scores(found[False][1])
+    return row
+
+
+def plot_learning_curve(points, name):
+    """Test F1 against training sentences, one line per model, the paper's WSJ-only 91.3 at 40K marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tfm.parsing import TABLE4_WSJ23_F1
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for model in sorted({p["model"] for p in points}):
+        mine = sorted((p["train_sentences"], p["f1"]) for p in points if p["model"] == model)
+        ax.plot(*zip(*mine), marker="o", label=model)
+    [paper] = [f1 for parser, training, f1 in TABLE4_WSJ23_F1
+               if parser.startswith("Transformer") and training.startswith("WSJ only")]
+    ax.scatter([40000], [paper], marker="*", s=120, color="black", label=f"Table 4, Transformer, WSJ only ({paper})")
+    ax.set_xscale("log")
+    ax.set_xlabel("training sentences (log scale)")
+    ax.set_ylabel("test F1 (EVALB, 196 sentences)")
+    ax.set_title("Parsing: F1 against training data at a fixed CPU budget")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "results", f"{name}_learning_curve.png")
+    fig.savefig(out, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return out
 
 
 def _dtype_policy(args):
@@ -121,6 +165,13 @@ def main(argv=None):
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     parser.add_argument("--beam-size", type=int, default=None, help="override the preset's beam 21")
     parser.add_argument("--runs", default=os.path.join("runs", "parsing_at_budget"), help="run folders")
+    parser.add_argument("--split", choices=["validation", "test"], default="test",
+                        help="the files scored: validation for a recipe search, test once per final recipe")
+    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                        help="override a field of each model's parse_small config (repeatable)")
+    parser.add_argument("--learning-curve", type=float, nargs="+", default=[], metavar="FRACTION",
+                        help="also train on these fractions of the training sentences (e.g. 0.25 0.5), scored on test")
+    parser.add_argument("--name", default="parsing_at_budget", help="results file docs/results/NAME.json")
     parser.add_argument("--quick", action="store_true", help="a 60 s budget (smoke run)")
     parser.add_argument("--precision", choices=["auto", "float32", "mixed_bfloat16"], default="auto",
                         help="auto (default): mixed_bfloat16 where the CPU has hardware bfloat16, else float32 "
@@ -129,10 +180,14 @@ def main(argv=None):
     if args.quick:
         args.budget = 60
     args.data_dir = args.data_dir or os.environ.get("TFM_DATA_DIR")
-    from tfm.data.ptb_parse import ptb_parse_trees
+    from tfm.data.ptb_parse import SPLIT_SIZES, ptb_parse_trees
 
+    bad = [f for f in args.learning_curve if not 0.0 < f < 1.0]
+    if bad:
+        parser.error(f"--learning-curve takes fractions between 0 and 1 (the full set is always run); got {bad}")
     try:
-        gold = ptb_parse_trees("test", data_dir=args.data_dir, download=False)
+        gold = ptb_parse_trees(args.split, data_dir=args.data_dir, download=False)
+        test_gold = gold if args.split == "test" else ptb_parse_trees("test", data_dir=args.data_dir, download=False)
     except FileNotFoundError as error:
         print(f"parsing_at_budget: skipped: {error}")
         return 0
@@ -141,10 +196,19 @@ def main(argv=None):
     curves = {}
     for name in args.models:
         rows.append(run_model(name, args, gold, curves))
+    learning_curve = [{"model": row["model"], "train_sentences": row["train_sentences"], "f1": row["f1"]}
+                      for row in rows[1:] if row["split"] == "test"] if args.learning_curve else []
+    for fraction in sorted(args.learning_curve):
+        for name in args.models:
+            row = run_model(name, args, test_gold, curves, train_sentences=round(fraction * SPLIT_SIZES["train"]))
+            learning_curve.append({"model": row["model"], "train_sentences": row["train_sentences"], "f1": row["f1"]})
     command = "python benchmarks/parsing_at_budget.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    path = save_result("parsing_at_budget", {"command": command.strip(), "budget_s": args.budget,
-                                             "dtype_policy": _dtype_policy(args), "rows": rows, "curves": curves,
-                                             "test_sentences": len(gold)})
+    result = {"command": command.strip(), "budget_s": args.budget, "dtype_policy": _dtype_policy(args),
+              "split": args.split, "rows": rows, "curves": curves, f"{args.split}_sentences": len(gold)}
+    if learning_curve:
+        result["learning_curve"] = sorted(learning_curve, key=lambda p: (p["model"], p["train_sentences"]))
+        plot_learning_curve(result["learning_curve"], args.name)
+    path = save_result(args.name, result)
     for row in rows:
         free = f"  (unconstrained F1 {row['unconstrained']['f1']:.2f})" if "unconstrained" in row else ""
         print(f"{row['model']:<55} F1 {row['f1']:6.2f}  P {row['precision']:6.2f}  R {row['recall']:6.2f}{free}")

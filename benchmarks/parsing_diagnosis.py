@@ -7,15 +7,18 @@
 On `--sentences` training sentences (default 256), teacher-forced, with no dropout:
 
 1. the model's cross entropy per target token (no label smoothing) and its accuracy, per kind of
-   tree token: "(LABEL" openers, ")" closers, "XX" leaves;
+   tree token: "(LABEL" openers, ")" closers, leaves ("XX", or the POS tags with --dataset ptb_parse_tags);
 2. the same with each sentence's source replaced by another training sentence of the same number of
    words (same length, other words): if the loss barely moves, the model reads only the length of
    its input, not its words;
 3. a source-blind baseline: a trigram model of the tree tokens (add-0.1 smoothing) fitted on all
    training targets, scored on the same tokens: a model near it has learned the marginal of trees;
-4. where the cross-attention looks: for the target position that writes the k-th "XX", the share
+4. where the cross-attention looks: for the target position that writes the k-th leaf, the share
    of attention on word k's subwords (every layer, the best head and the mean of heads), against the
-   share a uniform attention would give.
+   share a uniform attention would give;
+5. whether the encoder still tells positions apart: the standard deviation of its output across a
+   sentence's positions (mean over dimensions; ~1 at initialization after the final LayerNorm, ~0 when
+   every position gives the same vector and cross-attention has nothing to choose from).
 
 Results go to docs/results/NAME.json (default parsing_diagnosis).
 """
@@ -71,11 +74,11 @@ def as_text(pieces):
     return np.vectorize(lambda piece: piece.decode("utf-8").lstrip("\u2581"))(pieces)
 
 
-def measure(model, tokenizer, sources, targets, swap_sources, train_targets):
+def measure(model, tokenizer, sources, targets, swap_sources, train_targets, leaves):
     import numpy as np
     import tensorflow as tf
 
-    from tfm.parsing.trees import CLOSE_TOKEN, LEAF_TOKEN
+    from tfm.parsing.trees import CLOSE_TOKEN, leaf_tokens
 
     def ids(texts):
         return tokenizer.tokenize(texts, add_start_end=True).to_tensor()
@@ -84,7 +87,7 @@ def measure(model, tokenizer, sources, targets, swap_sources, train_targets):
     tgt_in, labels = tgt[:, :-1], tgt[:, 1:]
     mask = (labels != 0).numpy()
     pieces = as_text(tokenizer.id_to_token(labels).numpy())
-    kind = np.where(pieces == LEAF_TOKEN, "XX", np.where(pieces == CLOSE_TOKEN, ")",
+    kind = np.where(np.isin(pieces, leaf_tokens(leaves)), "leaf", np.where(pieces == CLOSE_TOKEN, ")",
                                                        np.where(np.char.startswith(pieces, "("), "(LABEL", "END")))
 
     def loss_and_correct(source_ids):
@@ -97,7 +100,7 @@ def measure(model, tokenizer, sources, targets, swap_sources, train_targets):
     rows = {}
     nll, correct = loss_and_correct(src)
     nll_swap, correct_swap = loss_and_correct(swapped)
-    for name in ("all", "(LABEL", ")", "XX"):
+    for name in ("all", "(LABEL", ")", "leaf"):
         keep = mask if name == "all" else mask & (kind == name)
         rows[name] = {"tokens": int(keep.sum()), "loss": round(float(nll[keep].mean()), 4),
                       "accuracy": round(float(correct[keep].mean()), 4),
@@ -116,9 +119,9 @@ def measure(model, tokenizer, sources, targets, swap_sources, train_targets):
         on_word, uniform = [], []
         for b in range(w.shape[0]):
             spans = word_spans([piece.decode("utf-8") for piece in source_pieces[b]])
-            leaves = [t for t in range(labels.shape[1]) if mask[b, t] and kind[b, t] == "XX"]
+            written = [t for t in range(labels.shape[1]) if mask[b, t] and kind[b, t] == "leaf"]
             length = int((src[b] != 0).numpy().sum())
-            for k, t in enumerate(leaves[: len(spans)]):
+            for k, t in enumerate(written[: len(spans)]):
                 start, end = spans[k]
                 on_word.append(w[b, :, t, start:end].sum(-1))  # (N,) per head
                 uniform.append((end - start) / length)
@@ -126,7 +129,12 @@ def measure(model, tokenizer, sources, targets, swap_sources, train_targets):
         layers.append({"layer": layer + 1, "mean_of_heads": round(float(on_word.mean()), 4),
                        "best_head": round(float(on_word.mean(0).max()), 4),
                        "uniform": round(float(np.mean(uniform)), 4)})
-    return {"by_token": rows, "trigram_loss": round(trigram, 4), "cross_attention_on_word_k": layers}
+    # Does the encoder still tell positions apart? Spread of its output across a sentence's positions.
+    memory, memory_mask = model.encode(src)
+    memory, keep = tf.cast(memory, tf.float32).numpy(), memory_mask.numpy().astype(bool)
+    spread = float(np.mean([memory[b][keep[b]].std(0).mean() for b in range(memory.shape[0])]))
+    return {"by_token": rows, "trigram_loss": round(trigram, 4), "cross_attention_on_word_k": layers,
+            "encoder_spread": round(spread, 4)}
 
 
 def main(argv=None):
@@ -137,6 +145,8 @@ def main(argv=None):
     parser.add_argument("--run", default=None, help="a trained ptb_parse run folder (default: train one)")
     parser.add_argument("--model", default="transformer", choices=["transformer"])
     parser.add_argument("--epochs", type=int, default=3, help="epochs to train when --run is not given")
+    parser.add_argument("--dataset", default="ptb_parse", choices=["ptb_parse", "ptb_parse_tags"],
+                        help="the leaves of the targets: XX for every word, or its POS tag")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="override a field of parse_small (repeatable)")
     parser.add_argument("--runs", default=os.path.join("runs", "parsing_diagnosis"))
@@ -153,7 +163,10 @@ def main(argv=None):
     from tfm.training import train
 
     try:
-        sources, targets = ptb_parse_pairs("train", data_dir=args.data_dir, download=False)
+        from tfm.parsing import DATASET_LEAVES
+
+        leaves = DATASET_LEAVES[args.dataset]
+        sources, targets = ptb_parse_pairs("train", data_dir=args.data_dir, download=False, leaves=leaves)
     except FileNotFoundError as error:
         print(f"parsing_diagnosis: skipped: {error}")
         return 0
@@ -162,7 +175,7 @@ def main(argv=None):
         config = make_config("parse_small", args.model, overrides=args.set)
         run_dir = os.path.join(args.runs, args.model)
         shutil.rmtree(run_dir, ignore_errors=True)
-        history = train(config, "ptb_parse", output=run_dir, epochs=args.epochs, data_dir=args.data_dir, seed=0,
+        history = train(config, args.dataset, output=run_dir, epochs=args.epochs, data_dir=args.data_dir, seed=0,
                         validation=False, verbose=0).history
         print("training loss by epoch: " + " ".join(f"{x:.3f}" for x in history.get("loss", [])))
     model, tokenizer, info = load_run(run_dir)
@@ -181,7 +194,7 @@ def main(argv=None):
     for start in range(0, len(chosen), 32):
         batch = chosen[start:start + 32]
         results.append(measure(model, tokenizer, [sources[i] for i in batch], [targets[i] for i in batch],
-                               [sources[partner[i]] for i in batch], targets))
+                               [sources[partner[i]] for i in batch], targets, leaves))
 
     def merge(key):
         tokens = np.array([r["by_token"][key]["tokens"] for r in results])
@@ -191,8 +204,9 @@ def main(argv=None):
                 for field in results[0]["by_token"][key]}
 
     summary = {"run": os.path.basename(os.path.normpath(run_dir)), "sentences": len(chosen),
-               "by_token": {key: merge(key) for key in ("all", "(LABEL", ")", "XX")},
+               "dataset": args.dataset, "by_token": {key: merge(key) for key in ("all", "(LABEL", ")", "leaf")},
                "trigram_loss": round(float(np.mean([r["trigram_loss"] for r in results])), 4),
+               "encoder_spread": round(float(np.mean([r["encoder_spread"] for r in results])), 4),
                "cross_attention_on_word_k": [
                    {field: (layer[field] if field == "layer" else
                             round(float(np.mean([r["cross_attention_on_word_k"][i][field] for r in results])), 4))
@@ -204,6 +218,7 @@ def main(argv=None):
         print(f"{key:8s} {row['tokens']:6d} {row['loss']:7.3f} {row['accuracy']:6.3f}"
               f"                 {row['loss_other_source']:7.3f} {row['accuracy_other_source']:6.3f}")
     print(f"trigram of tree tokens (source-blind): loss {summary['trigram_loss']:.3f}")
+    print(f"encoder output, std across positions: {summary['encoder_spread']:.3f}")
     for layer in summary["cross_attention_on_word_k"]:
         print(f"cross-attention layer {layer['layer']}: on word k {layer['mean_of_heads']:.3f} (mean of heads), "
               f"{layer['best_head']:.3f} (best head); uniform {layer['uniform']:.3f}")

@@ -7,6 +7,8 @@
 
 Each script prints its own table and writes docs/results/<name>.json; this runner saves the
 printed output as docs/results/<name>.txt, draws plots from the JSON files and writes the page.
+A section's hand-written analysis (a diagnosis, a recipe search, with the commands behind it) lives
+in docs/results/<name>.notes.md and is placed right after the section's numbers.
 """
 
 import argparse
@@ -222,6 +224,10 @@ def render():
         for key in (name, name + "_curves"):
             if key in images:
                 lines += [f"![{key}]({images[key]})", ""]
+        notes = os.path.join(RESULTS, f"{name}.notes.md")  # written by hand beside the numbers: analysis, searches
+        if os.path.exists(notes):
+            with open(notes) as f:
+                lines += [f.read().rstrip(), ""]
     if os.path.exists(APPENDIX):
         with open(APPENDIX) as f:
             lines += [f.read().rstrip(), ""]

@@ -121,3 +121,35 @@ def test_round_trip_on_every_tree(gold):
             assert parsing.delinearize(typed, words, tags=tags_of(tree)) == (tree, False)
         scores = parsing.bracket_scores(trees, predicted)
         assert scores["f1"] == scores["exact_match"] == 100.0, split
+
+
+def test_tag_leaves_write_each_words_tag_and_come_back_without_gold_tags():
+    """leaves="tags": every word is written as its POS tag; rebuilt without gold tags, the tree is the
+    original one (the tags are the preterminals); an unknown style is refused by name."""
+    tree = nltk.Tree.fromstring(CLASSIC)
+    tokens = parsing.linearize(tree, leaves="tags")
+    assert " ".join(tokens) == "(S (NP DT NN ) (VP VBD (NP DT NN ) ) . )"
+    assert parsing.delinearize(tokens, WORDS) == (tree, False)
+    assert parsing.leaf_tokens("XX") == ("XX",) and set(parsing.leaf_tokens("tags")) == parsing.POS_TAGS
+    assert len(parsing.POS_TAGS) == 45 and parsing.PUNCTUATION_TAGS < parsing.POS_TAGS
+    for call in (lambda: parsing.linearize(tree, leaves="words"), lambda: parsing.leaf_tokens("words")):
+        with pytest.raises(ValueError, match="leaves='words'"):
+            call()
+    with pytest.raises(ValueError, match="would read as a bracket"):
+        parsing.linearize(nltk.Tree("S", [nltk.Tree("(", ["("]), nltk.Tree("NN", ["x"])]), leaves="tags")
+
+
+def test_the_tags_dataset_is_the_same_trees_with_tags_for_leaves(treebank_data_dir, gold):
+    """ptb_parse_tags: the targets of ptb_parse with each XX replaced by the word's gold tag, every tag one
+    of the 45; the two parsing datasets are the ones tfm.data lists."""
+    from tfm.data import PARSING_TASKS, load_dataset
+
+    assert tuple(parsing.DATASET_LEAVES) == PARSING_TASKS
+    pairs = {name: list(load_dataset(name, "validation", data_dir=treebank_data_dir).as_numpy_iterator())
+             for name in PARSING_TASKS}
+    for (source, xx), (same, tagged), tree in zip(pairs["ptb_parse"], pairs["ptb_parse_tags"], gold["validation"]):
+        assert source == same
+        xx, tagged = xx.decode().split(), tagged.decode().split()
+        leaves = [t for t in tagged if not t.startswith(("(", ")"))]
+        assert leaves == tags_of(tree) and set(leaves) <= parsing.POS_TAGS
+        assert [("XX" if t in leaves and not t.startswith(("(", ")")) else t) for t in tagged] == xx

@@ -206,3 +206,23 @@ def test_a_sentence_with_no_words_ends_at_once(constraint, beam_size):
     assert result.lengths.numpy()[0] == 0 and np.isfinite(result.scores.numpy()).all()  # END, not NaN
     assert int(result.steps) < 10  # the wordless sentence did not run to its limit (14 tokens, then END)
     assert _tokens(result.sequences.numpy()[1]) == [OPEN_NP, XX, CLOSE]
+
+
+def test_tag_leaves_are_the_pos_tag_pieces():
+    """With leaf_tokens = the POS tags, the tag pieces are leaves (and "▁XX" is not); `from_tokenizer` picks
+    the leaves of a style by name; a vocabulary without any tag piece is refused, saying so."""
+    from tfm.parsing import leaf_tokens
+
+    vocab = RESERVED_TOKENS + ["▁(S", "▁(NP", "▁)", "▁DT", "▁NN", "▁XX", "▁dog", "▁."]
+    tagged = TreeConstraint(vocab, leaf_tokens=leaf_tokens("tags"))
+    assert tagged.leaf_ids == [7, 8, 11] and tagged.open_ids == [4, 5] and tagged.close_ids == [6]
+    assert TreeConstraint(vocab).leaf_ids == [9]
+
+    class Tokenizer:
+        def vocabulary(self):
+            return vocab
+
+    assert TreeConstraint.from_tokenizer(Tokenizer(), leaves="tags").leaf_ids == [7, 8, 11]
+    assert TreeConstraint.from_tokenizer(Tokenizer()).leaf_ids == [9]
+    with pytest.raises(ValueError, match="no leaf '▁#' \\(or another POS tag\\)"):
+        TreeConstraint(RESERVED_TOKENS + ["▁(S", "▁)", "▁XX"], leaf_tokens=leaf_tokens("tags"))

@@ -76,7 +76,8 @@ def test_each_tag_root_label_and_token_is_written_once_in_the_package():
     """Every module reads these from their one home: a second spelling of "-NONE-" or "TOP" anywhere in tfm/
     is a copy that can drift."""
     homes = {"-NONE-": "parsing/trees.py", "ROOT": "parsing/trees.py", "TOP": "parsing/trees.py",
-             "XX": "parsing/trees.py", "``": "parsing/evalb.py", "''": "parsing/evalb.py", "PRT": "parsing/evalb.py"}
+             "XX": "parsing/trees.py", "``": "parsing/trees.py", "''": "parsing/trees.py", "PRT": "parsing/evalb.py",
+             "tags": "parsing/trees.py"}
     literals = {path.relative_to(TFM).as_posix(): _string_constants(path) for path in TFM.rglob("*.py")}
     where = {value: sorted(path for path, found in literals.items() if value in found) for value in homes}
     assert where == {value: [home] for value, home in homes.items()}

@@ -6,7 +6,9 @@ Names:
     "multi30k"           Multi30k en / de / fr, downloaded into the cache folder
     TFDS builders        "wmt14_translate/de-en", "wmt_t2t_translate/de-en", "ted_hrlr_translate/pt_to_en"
     "files"              two local line-aligned files: `source_path=`, `target_path=`
-    "ptb_parse"          Penn Treebank sample (WSJ 0001-0199) as sentence -> linearized tree (§6.3, Table 4)
+    "ptb_parse"          Penn Treebank sample (WSJ 0001-0199) as sentence -> linearized tree (§6.3, Table 4),
+                         every word written "XX": "(S (NP XX XX ) (VP XX ) XX )"
+    "ptb_parse_tags"     the same trees with every word written as its POS tag: "(S (NP DT NN ) (VP VBD ) . )"
 """
 
 from tfm.data.multi30k import load_multi30k
@@ -15,7 +17,7 @@ from tfm.data.text_files import load_parallel_files
 from tfm.data.tfds_translate import TFDS_NAMES, load_tfds_translate
 
 GENERATED_TASKS = ("reverse", "copy", "numbers")
-PARSING_TASKS = ("ptb_parse",)
+PARSING_TASKS = ("ptb_parse", "ptb_parse_tags")  # their leaf styles: tfm.parsing.DATASET_LEAVES
 DATASET_NAMES = GENERATED_TASKS + ("multi30k",) + TFDS_NAMES + ("files",) + PARSING_TASKS
 
 
@@ -57,13 +59,14 @@ def load_dataset(name, split="train", source_lang=None, target_lang=None, data_d
     if name in TFDS_NAMES:
         return load_tfds_translate(name, split, source_lang=source_lang, target_lang=target_lang,
                                    data_dir=data_dir, **kwargs)
-    if name == "ptb_parse":
+    if name in PARSING_TASKS:
         if source_lang is not None or target_lang is not None:
-            raise ValueError(f"ptb_parse maps sentences to trees and has no languages; got "
+            raise ValueError(f"{name} maps sentences to trees and has no languages; got "
                              f"source_lang={source_lang!r}, target_lang={target_lang!r}")
         from tfm.data.ptb_parse import load_ptb_parse  # NLTK only when a treebank is read
+        from tfm.parsing.trees import DATASET_LEAVES
 
-        return load_ptb_parse(split, data_dir=data_dir, **kwargs)
+        return load_ptb_parse(split, data_dir=data_dir, leaves=DATASET_LEAVES[name], **kwargs)
     if name == "files":
         missing = [key for key in ("source_path", "target_path") if key not in kwargs]
         if missing:

@@ -40,6 +40,7 @@ from tfm.data.cache import resolve_data_dir
 from tfm.data.splits import canonical_split
 from tfm.parsing.linearization import linearize
 from tfm.parsing.preprocessing import preprocess_tree
+from tfm.parsing.trees import XX_LEAVES
 
 NLTK_SUBDIR = "nltk_data"
 TREEBANK_ZIP = os.path.join("corpora", "treebank.zip")
@@ -161,12 +162,13 @@ def ptb_parse_trees(split, data_dir=None, download=True):
     return [preprocess_tree(tree) for tree in read_treebank(split_fileids(split), data_dir, download)]
 
 
-def ptb_parse_pairs(split, data_dir=None, download=True, typed_closing=False):
+def ptb_parse_pairs(split, data_dir=None, download=True, typed_closing=False, leaves=XX_LEAVES):
     """One split as plain-Python `(sources, targets)` lists of strings.
 
     Args:
         split, data_dir, download: as in `ptb_parse_trees`.
         typed_closing: bool. Close constituents with ")LABEL" (see `linearize`).
+        leaves: "XX" (every word written "XX") or "tags" (its POS tag); see `linearize`.
 
     Returns:
         tuple `(sources, targets)`: each source is the sentence's treebank tokens joined by
@@ -175,11 +177,11 @@ def ptb_parse_pairs(split, data_dir=None, download=True, typed_closing=False):
     """
     trees = ptb_parse_trees(split, data_dir, download)
     sources = [" ".join(tree.leaves()) for tree in trees]
-    targets = [" ".join(linearize(tree, typed_closing)) for tree in trees]
+    targets = [" ".join(linearize(tree, typed_closing, leaves)) for tree in trees]
     return sources, targets
 
 
-def load_ptb_parse(split="train", data_dir=None, download=True, typed_closing=False):
+def load_ptb_parse(split="train", data_dir=None, download=True, typed_closing=False, leaves=XX_LEAVES):
     """Constituency parsing as translation: sentence -> linearized tree.
 
     Args:
@@ -187,10 +189,12 @@ def load_ptb_parse(split="train", data_dir=None, download=True, typed_closing=Fa
         data_dir: tfm cache folder; defaults to `$TFM_DATA_DIR`, else `data/cache`.
         download: bool. Fetch the corpus with `nltk.download` when it is missing.
         typed_closing: bool. Close constituents with ")LABEL" (see `linearize`).
+        leaves: "XX" (default) or "tags": what stands for a word (see `linearize`); the dataset
+            names "ptb_parse" and "ptb_parse_tags" of `tfm.data.load_dataset`.
 
     Returns:
         A `tf.data.Dataset` of scalar tf.string `(source, target)` pairs in file order, e.g.
         ("Pierre Vinken , 61 years old , will join ...", "(S (NP (NP XX XX ) XX (ADJP ...").
     """
-    sources, targets = ptb_parse_pairs(split, data_dir, download, typed_closing)
+    sources, targets = ptb_parse_pairs(split, data_dir, download, typed_closing, leaves)
     return tf.data.Dataset.from_tensor_slices((tf.constant(sources, tf.string), tf.constant(targets, tf.string)))

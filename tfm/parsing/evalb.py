@@ -26,9 +26,15 @@ import collections
 
 import nltk
 
-from tfm.parsing.trees import EMPTY_ELEMENT_TAG, LEAF_TOKEN, ROOT_LABELS, base_label, constituents
+from tfm.parsing.trees import (  # noqa: F401  PUNCTUATION_TAGS: COLLINS.prm's DELETE_LABEL, read here
+    EMPTY_ELEMENT_TAG,
+    LEAF_TOKEN,
+    PUNCTUATION_TAGS,
+    ROOT_LABELS,
+    base_label,
+    constituents,
+)
 
-PUNCTUATION_TAGS = frozenset({"``", "''", ".", ":", ","})  # COLLINS.prm: DELETE_LABEL for these POS tags
 EQUIVALENT_LABELS = {"PRT": "ADVP"}  # COLLINS.prm: EQ_LABEL ADVP PRT
 
 # Vaswani et al. (2017), Table 4: English constituency parsing, F1 on WSJ section 23.

@@ -19,10 +19,11 @@ from tfm.decoding import Translator
 from tfm.parsing.evalb import bracket_scores
 from tfm.parsing.linearization import delinearize
 from tfm.parsing.tree_constraint import TreeConstraint
+from tfm.parsing.trees import DATASET_LEAVES, XX_LEAVES
 
 
 def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alpha=None, batch_size=32,
-                     constrained=True):
+                     constrained=True, leaves=XX_LEAVES):
     """Parse `sources` (sentences, words separated by spaces) and score them the EVALB way (§6.3, Table 4).
 
     Args:
@@ -34,6 +35,8 @@ def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alph
         constrained: bool. Search only well-formed trees with one leaf per word
             (`TreeConstraint`); an output is then repaired only when it reaches
             the length limit. False: unconstrained search, then repairs (Vinyals et al., 2015).
+        leaves: "XX" or "tags": what stands for a word in the model's outputs (its dataset's,
+            `tfm.parsing.DATASET_LEAVES`; `evaluate_run` reads it from the run).
 
     Returns:
         `(trees, scores)`: the `nltk.Tree`s and the dict of `bracket_scores` plus
@@ -44,7 +47,7 @@ def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alph
     """
     if len(sources) != len(gold_trees):
         raise ValueError(f"{len(sources)} sentences but {len(gold_trees)} gold trees")
-    constraint = TreeConstraint.from_tokenizer(tokenizer) if constrained else None
+    constraint = TreeConstraint.from_tokenizer(tokenizer, leaves=leaves) if constrained else None
     translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, batch_size=batch_size,
                             constraint=constraint)
     start = time.perf_counter()
@@ -100,7 +103,7 @@ def evaluate_run(model, tokenizer, run_info, split, limit=None, beam_size=None, 
     """
     sources, gold = split_trees(run_info, split, limit)
     trees, scores = evaluate_parsing(model, tokenizer, sources, gold, beam_size=beam_size, alpha=alpha,
-                                     constrained=constrained)
+                                     constrained=constrained, leaves=DATASET_LEAVES[run_info["data"]["dataset"]])
     scores.update(split=split, dataset=run_info["data"]["dataset"], checkpoint=run_info.get("checkpoint"))
     return trees, scores
 

@@ -25,10 +25,12 @@ import nltk
 
 from tfm.parsing.trees import (
     CLOSE_TOKEN,
+    LEAF_STYLES,
     LEAF_TOKEN,
     OPEN_PREFIX,
     REPAIR_ROOT_LABEL,
     UNKNOWN_LABEL,
+    XX_LEAVES,
     is_preterminal,
 )
 
@@ -43,22 +45,33 @@ Attributes:
 """
 
 
-def linearize(tree, typed_closing=False):
+def linearize(tree, typed_closing=False, leaves=XX_LEAVES):
     """The Vinyals-style token sequence of a (preprocessed) tree.
 
     Args:
         tree: `nltk.Tree`, e.g. `(S (NP (DT The) (NN man)) (VP (VBD saw)) (. .))`.
         typed_closing: bool. Close constituents with ")LABEL" instead of ")". Defaults to `False`.
+        leaves: "XX" (default: every word written "XX") or "tags" (every word written as its POS tag,
+            `(S (NP DT NN ) (VP VBD ) . )`): a leaf the model can only predict by reading its word, which
+            gives the cross-attention a reason to find word k when it writes leaf k (docs/results.md,
+            "Parsing": with "XX" a small Transformer's cross-attention stays uniform).
 
     Returns:
         list of str: "(LABEL" per constituent, "XX" per word (POS tags and words are not written),
         ")" (or ")LABEL") per closing bracket: `["(S", "(NP", "XX", "XX", ")", "(VP", "XX", ")", "XX", ")"]`.
     """
     tokens = []
+    if leaves not in LEAF_STYLES:
+        raise ValueError(f"leaves={leaves!r}: expected one of {list(LEAF_STYLES)}")
 
     def visit(node):
         if is_preterminal(node) or isinstance(node, str):
-            tokens.append(LEAF_TOKEN)
+            if leaves == XX_LEAVES or isinstance(node, str):
+                tokens.append(LEAF_TOKEN)
+            elif node.label().startswith((OPEN_PREFIX, CLOSE_TOKEN)) or not node.label():
+                raise ValueError(f"POS tag {node.label()!r} would read as a bracket; write brackets -LRB- / -RRB-")
+            else:
+                tokens.append(node.label())
             return
         tokens.append(OPEN_PREFIX + node.label())
         for child in node:

@@ -22,7 +22,8 @@ import numpy as np
 import tensorflow as tf
 
 from tfm.decoding.constraints import Constraint
-from tfm.parsing.trees import CLOSE_TOKEN, LEAF_TOKEN, OPEN_PREFIX
+from tfm.parsing.trees import CLOSE_TOKEN, LEAF_TOKEN, OPEN_PREFIX, XX_LEAVES
+from tfm.parsing.trees import leaf_tokens as leaf_tokens_of
 from tfm.special_tokens import END_ID, RESERVED_TOKENS
 
 WORD_START = "\u2581"  # SentencePiece's "▁": the piece begins a word
@@ -32,7 +33,7 @@ class TreeConstraint(Constraint):
     """Only well-formed linearized trees with exactly one leaf per source word (§6.3).
 
     The vocabulary's pieces fall into four classes: openers "▁(LABEL", closers "▁)" (or a
-    typed "▁)LABEL"), the leaf "▁XX", and END; every other piece (word pieces, PAD, START,
+    typed "▁)LABEL"), leaves ("▁XX", or the POS tags "▁NN", "▁DT", ...), and END; every other piece (word pieces, PAD, START,
     UNK) is never written. With `d` brackets open, `x` leaves written of the sentence's `n`
     words and `last` the previous token:
 
@@ -50,22 +51,29 @@ class TreeConstraint(Constraint):
 
     Args:
         vocabulary: list of str, every piece in id order (`SubwordTokenizer.vocabulary()`).
-        leaf_token, close_token, open_prefix: str. The linearization's tokens
-            (`tfm.parsing.trees`), each a whole piece with SentencePiece's "▁" before it.
+        leaf_tokens: str or collection of str. What stands for a word: ("XX",) (default) or the
+            POS tags (`leaf_tokens("tags")` of `tfm.parsing.trees`); those found in the vocabulary
+            as whole pieces are leaves.
+        close_token, open_prefix: str. The linearization's tokens (`tfm.parsing.trees`), each a
+            whole piece with SentencePiece's "▁" before it.
 
     Raises:
         ValueError: when the vocabulary has no opener, closer or leaf piece (a tokenizer
             learned without `whole_tokens`: the trees' tokens are split into pieces).
     """
 
-    def __init__(self, vocabulary, leaf_token=LEAF_TOKEN, close_token=CLOSE_TOKEN, open_prefix=OPEN_PREFIX):
+    def __init__(self, vocabulary, leaf_tokens=(LEAF_TOKEN,), close_token=CLOSE_TOKEN, open_prefix=OPEN_PREFIX):
         pieces = list(vocabulary)
+        leaf_tokens = (leaf_tokens,) if isinstance(leaf_tokens, str) else tuple(leaf_tokens)
+        leaf_pieces = {WORD_START + token for token in leaf_tokens}
         is_open = np.array([p.startswith(WORD_START + open_prefix) and len(p) > 1 + len(open_prefix)
                             for p in pieces])
         is_close = np.array([p.startswith(WORD_START + close_token) for p in pieces])
-        is_leaf = np.array([p == WORD_START + leaf_token for p in pieces])
+        is_leaf = np.array([p in leaf_pieces for p in pieces])
         missing = [name for name, mask in (("opener '▁(LABEL'", is_open), (f"closer '▁{close_token}'", is_close),
-                                           (f"leaf '▁{leaf_token}'", is_leaf)) if not mask.any()]
+                                           (f"leaf '▁{leaf_tokens[0]}'" + (" (or another POS tag)"
+                                                                           if len(leaf_tokens) > 1 else ""), is_leaf))
+                   if not mask.any()]
         if missing:
             raise ValueError(f"the vocabulary ({len(pieces)} pieces) has no {', no '.join(missing)} piece: "
                              "learn the tokenizer with the trees' tokens as whole pieces "
@@ -86,9 +94,10 @@ class TreeConstraint(Constraint):
                           ("end", np.arange(self.vocab_size) == END_ID))}  # (1, V) bool each
 
     @classmethod
-    def from_tokenizer(cls, tokenizer, **kwargs):
-        """The constraint for a `SubwordTokenizer`'s vocabulary (learned with the trees' whole tokens)."""
-        return cls(tokenizer.vocabulary(), **kwargs)
+    def from_tokenizer(cls, tokenizer, leaves=XX_LEAVES, **kwargs):
+        """The constraint for a `SubwordTokenizer`'s vocabulary (learned with the trees' whole tokens);
+        `leaves`: the linearization's leaf style, "XX" or "tags" (`tfm.parsing.linearize`)."""
+        return cls(tokenizer.vocabulary(), leaf_tokens=leaf_tokens_of(leaves), **kwargs)
 
     def sentence_info(self, source_ids):
         """int32 `(B,)`: the words of each source `(B, S)`, counted as the pieces that begin with "▁"."""

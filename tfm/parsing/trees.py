@@ -17,6 +17,19 @@ LEAF_TOKEN = "XX"  # one per word: POS tags and words are not written
 OPEN_PREFIX = "("  # "(LABEL" opens a constituent
 CLOSE_TOKEN = ")"  # closes one; ")LABEL" is the typed closer
 UNKNOWN_LABEL = "X"  # what a bare "(" opens when a tree is rebuilt
+# What stands for a word in a linearized tree: "XX" for every word (Vinyals et al.), or the word's POS tag.
+XX_LEAVES, TAG_LEAVES = LEAF_TOKEN, "tags"
+LEAF_STYLES = (XX_LEAVES, TAG_LEAVES)
+# The parsing datasets of `tfm.data.load_dataset` (`tfm.data.PARSING_TASKS`) and the leaf style of each one's targets.
+DATASET_LEAVES = {"ptb_parse": XX_LEAVES, "ptb_parse_tags": TAG_LEAVES}
+# Punctuation tags: EVALB (COLLINS.prm, DELETE_LABEL) deletes the words they tag before it counts spans.
+PUNCTUATION_TAGS = frozenset({"``", "''", ".", ":", ","})
+# The Penn Treebank's 45 part-of-speech tags (Marcus et al., 1993), punctuation included: the leaves of the
+# "tags" style (every one occurs in NLTK's sample). Brackets are -LRB- / -RRB-, so no tag reads as "(" or ")".
+POS_TAGS = PUNCTUATION_TAGS | frozenset({
+    "#", "$", "-LRB-", "-RRB-", "CC", "CD", "DT", "EX", "FW", "IN", "JJ", "JJR", "JJS",
+    "LS", "MD", "NN", "NNP", "NNPS", "NNS", "PDT", "POS", "PRP", "PRP$", "RB", "RBR", "RBS", "RP", "SYM", "TO",
+    "UH", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "WDT", "WP", "WP$", "WRB"})
 
 # The Penn Treebank's labels.
 EMPTY_ELEMENT_TAG = "-NONE-"  # traces and null words: deleted before training and before scoring
@@ -32,6 +45,17 @@ Attributes:
     start, end: int. Its first word and one past its last, counting the tree's leaves from 0.
     preterminal: bool. The node is a POS tag over one word (`is_preterminal`).
 """
+
+
+def leaf_tokens(leaves=XX_LEAVES):
+    """The tokens that stand for a word in a linearization of style `leaves` ("XX" or "tags").
+
+    Raises:
+        ValueError: for another style (the valid ones named).
+    """
+    if leaves not in LEAF_STYLES:
+        raise ValueError(f"leaves={leaves!r}: expected one of {list(LEAF_STYLES)}")
+    return (LEAF_TOKEN,) if leaves == XX_LEAVES else tuple(sorted(POS_TAGS))
 
 
 def is_preterminal(node):
