@@ -99,7 +99,7 @@ def run_model(name, args, gold, curves, train_sentences=None):
     run_dir = os.path.join(args.runs, name if train_sentences is None else f"{name}_{train_sentences}")
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
     points = curves[label if train_sentences is None else f"{label}, {train_sentences} sentences"] = []
-    result = train(config, "ptb_parse", output=run_dir, epochs=args.max_epochs, data_dir=args.data_dir, seed=0,
+    result = train(config, args.dataset, output=run_dir, epochs=args.max_epochs, data_dir=args.data_dir, seed=0,
                    validation=False, verbose=0, mixed_precision=args.mixed_precision,
                    callbacks=[budget_callback(args.budget, label, points)], train_sentences=train_sentences)
     last = min(config.checkpoints_to_average, len(epoch_checkpoints(run_dir)))
@@ -114,7 +114,7 @@ def run_model(name, args, gold, curves, train_sentences=None):
                                                           beam_size=args.beam_size, constrained=constrained)
         print(f"  {label}: {split} F1 {scores['f1']:.2f} ({'constrained' if constrained else 'unconstrained'} "
               f"search, {scores['repaired']} of {scores['sentences']} outputs repaired)", flush=True)
-    row = {"model": label, "preset": "parse_small", "overrides": list(args.set), "split": split,
+    row = {"model": label, "preset": "parse_small", "dataset": args.dataset, "overrides": list(args.set), "split": split,
            "train_sentences": int(info["data"].get("train_sentences") or SPLIT_SIZES["train"]),
            "dtype_policy": _dtype_policy(args), "epochs": result.epochs,
            "train_seconds": points[-1][0] if points else 0, "averaged": last, "params": model.count_params(),
@@ -165,6 +165,8 @@ def main(argv=None):
     parser.add_argument("--models", nargs="+", choices=list(MODELS), default=list(MODELS))
     parser.add_argument("--beam-size", type=int, default=None, help="override the preset's beam 21")
     parser.add_argument("--runs", default=os.path.join("runs", "parsing_at_budget"), help="run folders")
+    parser.add_argument("--dataset", choices=["ptb_parse", "ptb_parse_tags"], default="ptb_parse",
+                        help="targets with every word written XX (default) or as its POS tag")
     parser.add_argument("--split", choices=["validation", "test"], default="test",
                         help="the files scored: validation for a recipe search, test once per final recipe")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
