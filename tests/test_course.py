@@ -311,8 +311,14 @@ def test_run_added_executes_only_the_new_cells_in_a_fresh_kernel(source_and_copy
     record = merged["metadata"]["tfm_course"]
     assert record["cells_added"][0]["cells"] == [4] and record["seconds"] == 12
     assert make_course.check_copy(merged, source) == []
-    with pytest.raises(ValueError, match="no code cell was added"):
+    with pytest.raises(ValueError, match="nothing was added or changed"):
         make_course.run_added(merged, source, str(tmp_path))
+    # A markdown cell added (no code): synced without a kernel, the outputs as they were.
+    prose = json.loads(json.dumps(source))
+    prose["cells"].append({"cell_type": "markdown", "metadata": {}, "source": "## Exercises\n1. Why?"})
+    synced, none = make_course.run_added(merged, prose, str(tmp_path))
+    assert none == [] and synced["cells"][-1]["source"].startswith("## Exercises")
+    assert synced["cells"][4]["outputs"] == merged["cells"][4]["outputs"] and make_course.check_copy(synced, prose) == []
     rewrite(source_path, lambda nb: nb["cells"].append(
         {"cell_type": "code", "metadata": {}, "source": "print(FAST)", "outputs": [], "execution_count": None}))
     with pytest.raises(Exception, match="NameError"):

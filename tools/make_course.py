@@ -258,8 +258,13 @@ def run_added(executed, source, data_dir, timeout=600, dpi=80):
     import nbformat
 
     merged, added = merge_added(executed, source)
-    if not added:
-        raise ValueError("no code cell was added: use --sync-prose for markdown")
+    record = merged["metadata"][METADATA_KEY]
+    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    if not added:  # markdown cells added or edited only: nothing to run
+        if record.get("source_sha256") == source_digest(source):
+            raise ValueError("nothing was added or changed since the copy was made")
+        merged["metadata"][METADATA_KEY] = {**record, "source_sha256": source_digest(source), "prose_synced": today}
+        return merged, added
     runner = nbformat.v4.new_notebook()
     runner.cells = [nbformat.v4.new_code_cell(SETUP_CELL.format(dpi=int(dpi)))]
     runner.cells += [nbformat.v4.new_code_cell(_text(merged["cells"][i]["source"])) for i in added]
@@ -276,8 +281,6 @@ def run_added(executed, source, data_dir, timeout=600, dpi=80):
             if "execution_count" in output:
                 output["execution_count"] = count
         cell["execution_count"] = count
-    record = merged["metadata"][METADATA_KEY]
-    today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     merged["metadata"][METADATA_KEY] = {**record, "source_sha256": source_digest(source),
                                         "cells_added": [*record.get("cells_added", []),
                                                         {"date": today, "cells": added}]}
@@ -508,7 +511,8 @@ def main(argv=None):
                     print(f"{path.name}: not updated: {str(error)[-1500:]}", flush=True)
                     continue
                 nbformat.write(nbformat.from_dict(merged), target)
-                print(f"{path.name}: added cells {added} executed, other outputs kept", flush=True)
+                print(f"{path.name}: " + (f"added cells {added} executed, other outputs kept" if added
+                                          else "markdown synced (no code cell added)"), flush=True)
         finally:
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)
