@@ -45,7 +45,9 @@ ops); without it `tf.saved_model.load` fails with "Op type not registered
 'SentencepieceOp'". TF Serving's images link those ops in.
 """
 
+import contextlib
 import json
+import logging
 import os
 import tempfile
 
@@ -213,6 +215,18 @@ def check_output_dir(output_dir):
             "e.g. exported/NAME/1")
 
 
+@contextlib.contextmanager
+def _quiet_tensorflow_info():
+    """TensorFlow's INFO log lines off for the block (its warnings and errors still show)."""
+    logger = tf.get_logger()
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def export(run_or_model, output_dir, beam_size=None, alpha=None, tokenizer=None, max_extra_length=None,
            checkpoint=None, signatures=(), alignment_layer=-1):
     """Writes a SavedModel whose `serving_default` translates a batch of strings.
@@ -251,7 +265,8 @@ def export(run_or_model, output_dir, beam_size=None, alpha=None, tokenizer=None,
                                 max_extra_length=max_extra_length, signatures=signatures,
                                 alignment_layer=alignment_layer)
     functions = {name: getattr(module, name).get_concrete_function() for name in module.signature_names}
-    tf.saved_model.save(module, output_dir, signatures=functions)
+    with _quiet_tensorflow_info():  # "INFO:tensorflow:Assets written to: ..." (twice in a notebook)
+        tf.saved_model.save(module, output_dir, signatures=functions)
     config = getattr(model, "config", None)
     metadata = {
         "signature": "serving_default",
