@@ -89,6 +89,7 @@ def run_model(name, args, gold, curves, train_sentences=None):
     from tfm.checkpoints import average_checkpoints
     from tfm.data.ptb_parse import SPLIT_SIZES
     from tfm.evaluation import split_pairs
+    from tfm.parsing import DATASET_LEAVES
     from tfm.models.registry import make_config
     from tfm.parsing import evaluate_parsing
     from tfm.runs import epoch_checkpoints, load_run
@@ -111,7 +112,8 @@ def run_model(name, args, gold, curves, train_sentences=None):
     found = {}
     for constrained in ((True,) if train_sentences is not None else (True, False)):
         _, scores = found[constrained] = evaluate_parsing(model, tokenizer, sources, gold[: len(sources)],
-                                                          beam_size=args.beam_size, constrained=constrained)
+                                                          beam_size=args.beam_size, constrained=constrained,
+                                                          leaves=DATASET_LEAVES[args.dataset])
         print(f"  {label}: {split} F1 {scores['f1']:.2f} ({'constrained' if constrained else 'unconstrained'} "
               f"search, {scores['repaired']} of {scores['sentences']} outputs repaired)", flush=True)
     row = {"model": label, "preset": "parse_small", "dataset": args.dataset, "overrides": list(args.set), "split": split,
@@ -121,6 +123,12 @@ def run_model(name, args, gold, curves, train_sentences=None):
            **_scores(found[True][1])}
     if False in found:
         row["unconstrained"] = _scores(found[False][1])
+    if args.also_test and split != "test":  # the candidates' test F1, read only after the choice on validation
+        test_sources, _ = split_pairs(info, "test")
+        _, scores = evaluate_parsing(model, tokenizer, test_sources, args.test_gold, beam_size=args.beam_size,
+                                     leaves=DATASET_LEAVES[args.dataset])
+        print(f"  {label}: test F1 {scores['f1']:.2f} (constrained search)", flush=True)
+        row["test"] = _scores(scores)
     return row
 
 
@@ -169,6 +177,9 @@ def main(argv=None):
                         help="targets with every word written XX (default) or as its POS tag")
     parser.add_argument("--split", choices=["validation", "test"], default="test",
                         help="the files scored: validation for a recipe search, test once per final recipe")
+    parser.add_argument("--also-test", action="store_true",
+                        help="with --split validation: score the test files too (once per candidate, reported "
+                             "beside the validation F1 the choice is made on)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                         help="override a field of each model's parse_small config (repeatable)")
     parser.add_argument("--learning-curve", type=float, nargs="+", default=[], metavar="FRACTION",
@@ -190,16 +201,20 @@ def main(argv=None):
     try:
         gold = ptb_parse_trees(args.split, data_dir=args.data_dir, download=False)
         test_gold = gold if args.split == "test" else ptb_parse_trees("test", data_dir=args.data_dir, download=False)
+        args.test_gold = test_gold
     except FileNotFoundError as error:
         print(f"parsing_at_budget: skipped: {error}")
         return 0
     args.mixed_precision = use_mixed_precision(args.precision)
     rows = [right_branching_row(gold)]
+    if args.also_test and args.split != "test":
+        rows[0]["test"] = {k: v for k, v in right_branching_row(test_gold).items() if k in ("f1", "precision", "recall")}
     curves = {}
     for name in args.models:
         rows.append(run_model(name, args, gold, curves))
-    learning_curve = [{"model": row["model"], "train_sentences": row["train_sentences"], "f1": row["f1"]}
-                      for row in rows[1:] if row["split"] == "test"] if args.learning_curve else []
+    learning_curve = [{"model": row["model"], "train_sentences": row["train_sentences"],
+                       "f1": row["f1"] if row["split"] == "test" else row["test"]["f1"]}
+                      for row in rows[1:] if row["split"] == "test" or "test" in row] if args.learning_curve else []
     for fraction in sorted(args.learning_curve):
         for name in args.models:
             row = run_model(name, args, test_gold, curves, train_sentences=round(fraction * SPLIT_SIZES["train"]))
@@ -211,8 +226,10 @@ def main(argv=None):
         result["learning_curve"] = sorted(learning_curve, key=lambda p: (p["model"], p["train_sentences"]))
         plot_learning_curve(result["learning_curve"], args.name)
     path = save_result(args.name, result)
+    print(f"F1 on the {args.split} files" + (" (test F1 beside it)" if args.also_test else "") + ":")
     for row in rows:
         free = f"  (unconstrained F1 {row['unconstrained']['f1']:.2f})" if "unconstrained" in row else ""
+        free += f"  test F1 {row['test']['f1']:.2f}" if "test" in row else ""
         print(f"{row['model']:<55} F1 {row['f1']:6.2f}  P {row['precision']:6.2f}  R {row['recall']:6.2f}{free}")
     print(f"wrote {path}")
     return 0

@@ -17,8 +17,11 @@ On `--sentences` training sentences (default 256), teacher-forced, with no dropo
    of attention on word k's subwords (every layer, the best head and the mean of heads), against the
    share a uniform attention would give;
 5. whether the encoder still tells positions apart: the standard deviation of its output across a
-   sentence's positions (mean over dimensions; ~1 at initialization after the final LayerNorm, ~0 when
-   every position gives the same vector and cross-attention has nothing to choose from).
+   sentence's positions (mean over dimensions; ~0 when every position gives the same vector and the
+   cross-attention has nothing to choose from);
+6. the source words' rows of the (first) embedding table: their mean cosine to their mean (0 for
+   unrelated rows; it grows when every row is pushed one way, as a tied softmax does to words that
+   are never targets).
 
 Results go to docs/results/NAME.json (default parsing_diagnosis).
 """
@@ -196,6 +199,13 @@ def main(argv=None):
         results.append(measure(model, tokenizer, [sources[i] for i in batch], [targets[i] for i in batch],
                                [sources[partner[i]] for i in batch], targets, leaves))
 
+    # Source words are never targets: with tied embeddings the softmax pushes all their rows one way.
+    word_ids = np.unique(np.concatenate([np.asarray(row, np.int64) for row in
+                                         tokenizer.tokenize([sources[i] for i in chosen]).to_list()]))
+    table = [w for w in model.weights if len(w.shape) == 2 and w.shape[0] == tokenizer.vocab_size][0].numpy()
+    rows, mean = table[word_ids], table[word_ids].mean(0)
+    word_rows_cosine = float(np.mean(rows @ mean / (np.linalg.norm(rows, axis=1) * np.linalg.norm(mean))))
+
     def merge(key):
         tokens = np.array([r["by_token"][key]["tokens"] for r in results])
         return {field: (int(tokens.sum()) if field == "tokens" else
@@ -207,6 +217,7 @@ def main(argv=None):
                "dataset": args.dataset, "by_token": {key: merge(key) for key in ("all", "(LABEL", ")", "leaf")},
                "trigram_loss": round(float(np.mean([r["trigram_loss"] for r in results])), 4),
                "encoder_spread": round(float(np.mean([r["encoder_spread"] for r in results])), 4),
+               "word_rows_cosine_to_mean": round(word_rows_cosine, 4),
                "cross_attention_on_word_k": [
                    {field: (layer[field] if field == "layer" else
                             round(float(np.mean([r["cross_attention_on_word_k"][i][field] for r in results])), 4))
@@ -219,6 +230,7 @@ def main(argv=None):
               f"                 {row['loss_other_source']:7.3f} {row['accuracy_other_source']:6.3f}")
     print(f"trigram of tree tokens (source-blind): loss {summary['trigram_loss']:.3f}")
     print(f"encoder output, std across positions: {summary['encoder_spread']:.3f}")
+    print(f"source words' embedding rows: mean cosine to their mean {summary['word_rows_cosine_to_mean']:.3f}")
     for layer in summary["cross_attention_on_word_k"]:
         print(f"cross-attention layer {layer['layer']}: on word k {layer['mean_of_heads']:.3f} (mean of heads), "
               f"{layer['best_head']:.3f} (best head); uniform {layer['uniform']:.3f}")
