@@ -92,6 +92,34 @@ def test_outputs_and_counts_do_not_change_the_digest(source_and_copy):
         make_course.read(source_path))
 
 
+@pytest.mark.parametrize("noise", [
+    "WARNING:tensorflow:5 out of the last 5 calls to <function f at 0x7f> triggered tf.function retracing.",
+    ".venv/lib/python3.11/site-packages/keras/src/ops/nn.py:959: UserWarning: You are using a softmax",
+    "INFO:tensorflow:Assets written to: exported/1/assets",
+    "DeprecationWarning: `np.bool` is deprecated",
+    "wrote /home/someone/tfm/runs/08_multi30k/history.csv",
+    "loaded /tmp/tfm08_x1y2/vocab.txt",
+], ids=["retracing", "keras-warning", "tf-info", "deprecation", "home-path", "tmp-path"])
+def test_a_noisy_output_fails(source_and_copy, noise):
+    source_path, copy_path = source_and_copy
+    rewrite(copy_path, lambda nb: nb["cells"][3]["outputs"].append(
+        {"output_type": "stream", "name": "stderr", "text": f"{noise}\n"}))
+    problems = check(source_and_copy)
+    assert len(problems) == 1 and "noisy output" in problems[0] and noise[:40] in problems[0], problems
+
+
+def test_a_log_line_printed_twice_fails_and_tfms_own_warning_once_passes(source_and_copy):
+    source_path, copy_path = source_and_copy
+    once = "WARNING:tfm.decoding:1 input(s) longer than the model's 64 subwords were truncated (the first: index 9)\n"
+    rewrite(copy_path, lambda nb: nb["cells"][3]["outputs"].append(
+        {"output_type": "stream", "name": "stderr", "text": once}))
+    assert check(source_and_copy) == []
+    rewrite(copy_path, lambda nb: nb["cells"][3]["outputs"].append(
+        {"output_type": "stream", "name": "stderr", "text": once}))
+    problems = check(source_and_copy)
+    assert len(problems) == 1 and "printed twice" in problems[0], problems
+
+
 def test_copies_not_made_by_make_course_or_in_fast_mode_or_failing_are_refused(source_and_copy):
     source_path, copy_path = source_and_copy
     executed = make_course.read(copy_path)
@@ -379,3 +407,38 @@ def test_the_course_has_at_least_ten_checked_coding_exercises_one_per_checker():
     used = {name for path in SOURCES for cell in _exercises(path) if cell["cell_type"] == "code"
             for name in re.findall(r"\b(check_\w+)\(", make_course._text(cell["source"]))}
     assert len(checkers) >= 10 and used == checkers, sorted(checkers - used)
+
+
+def code_display(text):
+    """A display_data output as IPython's `Code` leaves it in a copy (HTML with a highlight block, plain text)."""
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"text/html": '<div class="highlight"><pre>...</pre></div>', "text/plain": text}}
+
+
+def test_a_code_display_older_than_the_package_fails_and_refresh_renders_it_again(source_and_copy):
+    """`show(obj)` displays the package's source; once `tfm/` changes the copy's display is stale: `check_copy`
+    says so, and `--refresh-shown` renders exactly `inspect.getsource` again, leaving other outputs alone."""
+    import inspect
+
+    import tfm
+
+    source_path, copy_path = source_and_copy
+    current = inspect.getsource(tfm.masks.padding_mask)
+    old = current.replace("def padding_mask(", "def padding_mask_of_an_older_tfm(")
+    for path in source_and_copy:
+        rewrite(path, lambda nb: nb["cells"].append(
+            {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+             "source": "import tfm\n\nshow(tfm.masks.padding_mask)\nprint(1)"}))
+    make_course.stamp(executed := make_course.read(copy_path), make_course.read(source_path), "99_test.ipynb",
+                      "full", 1.0)
+    executed["cells"][-1]["outputs"] = [code_display(old), {"output_type": "stream", "name": "stdout", "text": "1\n"}]
+    problems = make_course.check_copy(executed, make_course.read(source_path))
+    assert len(problems) == 1 and "older than tfm/" in problems[0] and "padding_mask_of_an_older_tfm" in problems[0]
+
+    refreshed = make_course.shown_code.refresh(executed)
+    assert refreshed == ["cell 4: tfm.masks.padding_mask"]
+    outputs = executed["cells"][-1]["outputs"]
+    assert outputs[0]["data"]["text/plain"] == current.rstrip("\n") and "highlight" in outputs[0]["data"]["text/html"]
+    assert outputs[1]["text"] == "1\n"
+    assert make_course.check_copy(executed, make_course.read(source_path)) == []
+    assert make_course.shown_code.refresh(executed) == []  # nothing left to refresh

@@ -45,7 +45,10 @@ Notebooks that keep their runs (08, 12, 13) write them to `runs/NN_*` in the rep
 scratch, so before it executes notebook NN this script removes `runs/NN_*` (`--keep-runs`
 keeps them: a copy then shows the resumed run).
 
-This script does not import `tfm`: it only drives Jupyter.
+This script does not import `tfm`: it only drives Jupyter. The one exception is `--refresh-shown`: a copy
+displays package source with `show(obj)`, and when `tfm/` changes after the copy was made (a rename, a
+docstring) those displays go stale (`--check` says so); `--refresh-shown NN` renders them again from the
+package as it is, without executing the notebook (`tools/shown_code.py`; `shown_refreshed` in the record).
 """
 
 import argparse
@@ -57,6 +60,9 @@ import pathlib
 import re
 import shutil
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import shown_code  # noqa: E402
 import tempfile
 import time
 
@@ -103,6 +109,32 @@ def stamp(executed, source, source_name, mode, seconds):
     return executed
 
 
+# What a reader must not see in an executed copy: library warnings (retracing, deprecation, Keras' and Python's
+# own), TensorFlow's INFO lines and a machine's folders. tfm's own warnings ("WARNING:tfm...") are the product
+# speaking (e.g. the truncation notebook 12 shows on purpose) and are allowed, once per cell.
+NOISE = re.compile(r"WARNING:tensorflow|INFO:tensorflow|WARNING:absl|\w*Warning: |warnings\.warn\(|retracing|"
+                   r"site-packages|/home/|/root/|/work/|/Users/|/tmp/|[A-Z]:\\")
+LOG_LINE = re.compile(r"^(WARNING|INFO|ERROR):")
+
+
+def output_noise(notebook):
+    """The lines of a notebook's text outputs a reader should not see (`NOISE`), and every log line printed
+    twice in one cell: a list of `"cell N: line"` strings, empty for a clean copy."""
+    found = []
+    for index, cell in enumerate(notebook["cells"]):
+        seen = set()
+        for output in cell.get("outputs", []):
+            text = _text(output.get("text", "")) + _text(output.get("data", {}).get("text/plain", ""))
+            for line in text.splitlines():
+                if NOISE.search(line):
+                    found.append(f"cell {index}: {line[:160]}")
+                elif LOG_LINE.match(line):
+                    if line in seen:
+                        found.append(f"cell {index}: printed twice: {line[:160]}")
+                    seen.add(line)
+    return found
+
+
 def check_copy(executed, source, require_full=True):
     """What is wrong with an executed copy of `source`: a list of sentences, empty when nothing is.
 
@@ -132,6 +164,14 @@ def check_copy(executed, source, require_full=True):
         problems.append(f"error outputs: {errors}")
     if not any(cell.get("outputs") for cell in executed["cells"] if cell["cell_type"] == "code"):
         problems.append("no outputs: the copy was not executed")
+    old_code = shown_code.stale(executed)
+    if old_code:
+        problems.append(f"{len(old_code)} code display(s) older than tfm/ (`--refresh-shown`), the first: "
+                        f"{old_code[0]}")
+    noise = output_noise(executed)
+    if noise:
+        problems.append(f"{len(noise)} noisy output line(s) (warnings, INFO lines, machine paths, repeats), "
+                        f"the first: {noise[0]}")
     return problems
 
 
@@ -451,6 +491,9 @@ def main(argv=None):
                         help="execute only the code cells added to the sources since their copies in --output were "
                              "made, in one fresh kernel each (self-contained cells: exercises, figures); the "
                              "copies' other outputs are kept and their markdown updated")
+    parser.add_argument("--refresh-shown", action="store_true",
+                        help="render the package source the copies in --output display (`show(obj)`) again from "
+                             "tfm/ as it is now, where it changed since the copy was made (no execution)")
     parser.add_argument("--why", help="with --sync-code: why the copy's outputs still hold for the edited code")
     parser.add_argument("--keep-runs", action="store_true",
                         help="keep runs/NN_* (default: remove them first, so each notebook trains from scratch)")
@@ -495,6 +538,25 @@ def main(argv=None):
                 continue
             nbformat.write(nbformat.from_dict(synced), target)
             print(f"{path.name}: code cells {changed} synced, outputs kept")
+        return 1 if refused else 0
+    if args.refresh_shown:
+        import nbformat
+
+        refused = []
+        for path in select(args.notebooks):
+            target = pathlib.Path(args.output) / path.name
+            executed = read(target)
+            try:
+                refreshed = shown_code.refresh(executed)
+            except ValueError as error:
+                refused.append(path.name)
+                print(f"{path.name}: not refreshed: {error}")
+                continue
+            if refreshed:
+                executed["metadata"][METADATA_KEY]["shown_refreshed"] = {
+                    "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"), "cells": refreshed}
+                nbformat.write(nbformat.from_dict(executed), target)
+            print(f"{path.name}: " + (f"refreshed {', '.join(refreshed)}" if refreshed else "displays up to date"))
         return 1 if refused else 0
     if args.run_added:
         import nbformat

@@ -1,0 +1,91 @@
+"""The package source an executed copy displays (`show(obj)` cells), checked against `tfm/` and refreshed.
+
+A notebook's `show(tfm.RNNEncoder.call)` displays `inspect.getsource` of the package as it was when the copy
+was made. When the package changes later (a rename, a docstring), the copy goes on showing the old code
+beside prose that describes the new. `stale(notebook)` finds such displays by text alone (no import:
+every displayed excerpt must appear verbatim in a file of `tfm/`); `refresh(notebook)` renders them again
+from the package as it is, which is exactly what re-running those `show` calls displays, and leaves every
+other output alone.
+
+    python tools/make_course.py --refresh-shown 01 02    # what `make course` uses
+"""
+
+import inspect
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHOW = re.compile(r"^show\((?P<expr>[^\n]+)\)[ \t]*(#.*)?$", re.M)
+
+
+def _text(source):
+    return "".join(source) if isinstance(source, list) else source
+
+
+def package_text(root=ROOT):
+    """Every `tfm/**/*.py` file's text, joined: what a displayed excerpt must be part of."""
+    return "\n".join(path.read_text(encoding="utf-8") for path in sorted((root / "tfm").rglob("*.py")))
+
+
+def code_displays(cell):
+    """The outputs of a code cell that display source code (IPython's `Code`: HTML with a highlight block),
+    as `(output_index, text)` pairs."""
+    found = []
+    for index, output in enumerate(cell.get("outputs", [])):
+        data = output.get("data", {})
+        if "highlight" in _text(data.get("text/html", "")) and "text/plain" in data:
+            found.append((index, _text(data["text/plain"])))
+    return found
+
+
+def stale(notebook, source_text=None):
+    """`"cell N: first line"` for every code display whose text is not in the package's source today."""
+    source_text = package_text() if source_text is None else source_text
+    found = []
+    for number, cell in enumerate(notebook["cells"]):
+        for _, text in code_displays(cell):
+            if text not in source_text:
+                first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+                found.append(f"cell {number}: {first[:100]}")
+    return found
+
+
+def refresh(notebook):
+    """Re-renders the stale `show(expr)` displays of `notebook` (in place) from the package as it is now.
+
+    Each display is matched to the `show(...)` line that made it, in order; `expr` is evaluated with the
+    notebook's own `import tfm...` / `from tfm... import ...` lines. A cell whose displays cannot be matched
+    one to one with its `show(...)` lines (e.g. `show_part`, or a display made in a loop) is refused.
+
+    Returns:
+        list of `"cell N: expr"` strings, the refreshed displays.
+
+    Raises:
+        ValueError: a stale display this function cannot re-render (the cell named: run the notebook again).
+    """
+    from IPython.core.formatters import DisplayFormatter
+    from IPython.display import Code
+
+    namespace = {}
+    imports = [line for cell in notebook["cells"] if cell["cell_type"] == "code"
+               for line in _text(cell["source"]).splitlines() if re.match(r"(import tfm|from tfm[\w.]* import )", line)]
+    exec("\n".join(imports), namespace)  # noqa: S102 - the notebook's own import lines
+    formatter = DisplayFormatter()
+    source_text = package_text()
+    refreshed = []
+    for number, cell in enumerate(notebook["cells"]):
+        displays = code_displays(cell)
+        if not any(text not in source_text for _, text in displays):
+            continue
+        expressions = [match["expr"] for match in SHOW.finditer(_text(cell["source"]))]
+        if len(expressions) != len(displays):
+            raise ValueError(f"cell {number}: {len(displays)} code displays but {len(expressions)} `show(...)` "
+                             "lines: run the notebook again")
+        for (index, text), expr in zip(displays, expressions):
+            if text in source_text:
+                continue
+            data, _ = formatter.format(Code(inspect.getsource(eval(expr, namespace)), language="python"))  # noqa: S307
+            output = cell["outputs"][index]
+            output["data"] = {key: data[key] for key in output["data"] if key in data}
+            refreshed.append(f"cell {number}: {expr}")
+    return refreshed
