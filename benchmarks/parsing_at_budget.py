@@ -38,7 +38,6 @@ import argparse
 import os
 import shutil
 import sys
-import time
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -52,24 +51,15 @@ MODELS = {"transformer": "Transformer, parse_small (4 layers, d 256, pre-LN)",
 
 
 def budget_callback(budget, label, points):
-    """Stops `fit` once `budget` seconds of training have passed; records `(seconds, loss)` per epoch."""
-    import keras
+    """A `tfm.TrainingBudget` that stops `fit` once `budget` seconds of training have passed and records
+    `(seconds, loss)` per epoch in `points`."""
+    from tfm.callbacks import TrainingBudget
 
-    class Budget(keras.callbacks.Callback):
-        def on_train_begin(self, logs=None):
-            self.spent = 0.0
+    def on_epoch(epoch, spent, logs):
+        points.append((round(spent), round(float(logs.get("loss", float("nan"))), 4)))
+        print(f"  {label}: epoch {epoch + 1:3d}  {spent:7.0f} s  loss {points[-1][1]:.3f}", flush=True)
 
-        def on_epoch_begin(self, epoch, logs=None):
-            self.start = time.perf_counter()
-
-        def on_epoch_end(self, epoch, logs=None):
-            self.spent += time.perf_counter() - self.start
-            points.append((round(self.spent), round(float(logs.get("loss", float("nan"))), 4)))
-            print(f"  {label}: epoch {epoch + 1:3d}  {self.spent:7.0f} s  loss {points[-1][1]:.3f}", flush=True)
-            if self.spent >= budget:
-                self.model.stop_training = True
-
-    return Budget()
+    return TrainingBudget(budget, on_epoch)
 
 
 def right_branching_row(gold):

@@ -62,44 +62,38 @@ OWN_PRESET = {"m30k": ("m30k", 4096), "m30k_small": ("m30k_small", 2048)}
 
 
 def budget_callback(run_dir, budget, curve_sentences, label, points):
-    """A Keras callback: times each epoch (training only), scores a greedy BLEU on the first
+    """A `tfm.TrainingBudget`: times each epoch (training only), scores a greedy BLEU on the first
     `curve_sentences` validation pairs with the epoch's weights (not counted as training
-    time) and stops once `budget` seconds of training have passed. Appends `(seconds, BLEU)`
-    to `points`."""
-    import keras
-
+    time) and stops once `budget` seconds of training have passed (None: never). Appends
+    `(seconds, BLEU)` to `points`."""
+    from tfm.callbacks import TrainingBudget
     from tfm.data.preprocess import preprocess, run_preprocess
     from tfm.decoding import Translator
     from tfm.evaluation import score, split_pairs
     from tfm.runs import load_run
 
-    class Budget(keras.callbacks.Callback):
-        def on_train_begin(self, logs=None):
-            self.spent, self.translator = 0.0, None
+    state = {}
 
-        def on_epoch_begin(self, epoch, logs=None):
-            self.start = time.perf_counter()
+    def on_epoch(epoch, spent, logs):
+        if not state:  # one float32 copy and one traced search for the whole run
+            model, tokenizer, info = load_run(run_dir)
+            sources, state["refs"] = split_pairs(info, "val", limit=curve_sentences)
+            state["method"], source_lang, state["lang"] = run_preprocess(info)
+            state["sources"] = preprocess(sources, source_lang, state["method"])
+            state["translator"] = Translator(model, tokenizer, beam_size=1)
+        state["translator"].model.set_weights(budget_stop.model.get_weights())
+        scores = score(state["translator"](state["sources"]), state["refs"], lang=state["lang"],
+                       preprocess=state["method"])
+        # Runs on preprocessed text: the anchor's footing (Moses-tokenized lowercased BLEU).
+        method = state["method"]
+        bleu = round(scores["bleu_moses_lc" if method else "bleu_tokenized_lc"], 2)
+        points.append((round(spent), bleu))
+        print(f"  {label}: epoch {epoch + 1:3d}  {spent:7.0f} s  loss {logs.get('loss', float('nan')):.3f}"
+              f"  val BLEU (greedy, {'Moses' if method else 'tok'} lc, {len(state['sources'])} sentences)"
+              f" {bleu:5.2f}", flush=True)
 
-        def on_epoch_end(self, epoch, logs=None):
-            self.spent += time.perf_counter() - self.start
-            if self.translator is None:  # one float32 copy and one traced search for the whole run
-                model, tokenizer, info = load_run(run_dir)
-                sources, self.refs = split_pairs(info, "val", limit=curve_sentences)
-                self.method, source_lang, self.lang = run_preprocess(info)
-                self.sources = preprocess(sources, source_lang, self.method)
-                self.translator = Translator(model, tokenizer, beam_size=1)
-            self.translator.model.set_weights(self.model.get_weights())
-            scores = score(self.translator(self.sources), self.refs, lang=self.lang, preprocess=self.method)
-            # Runs on preprocessed text: the anchor's footing (Moses-tokenized lowercased BLEU).
-            bleu = round(scores["bleu_moses_lc" if self.method else "bleu_tokenized_lc"], 2)
-            points.append((round(self.spent), bleu))
-            print(f"  {label}: epoch {epoch + 1:3d}  {self.spent:7.0f} s  loss {logs.get('loss', float('nan')):.3f}"
-                  f"  val BLEU (greedy, {'Moses' if self.method else 'tok'} lc, {len(self.sources)} sentences)"
-                  f" {bleu:5.2f}", flush=True)
-            if budget is not None and self.spent >= budget:
-                self.model.stop_training = True
-
-    return Budget()
+    budget_stop = TrainingBudget(float("inf") if budget is None else budget, on_epoch)
+    return budget_stop
 
 
 def run_model(name, args, curves):

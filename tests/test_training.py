@@ -481,3 +481,22 @@ def test_train_command_on_multi30k(multi30k_dir, tmp_path, capsys):
     assert cli.main(argv) == 0  # the same command again: resumes, nothing left to train
     assert "1 epoch finished" in capsys.readouterr().out
     assert read_history(run_dir)["epoch"] == [0]
+
+
+def test_training_budget_stops_after_the_epoch_that_spends_it(monkeypatch):
+    """Each epoch takes 10 s on a fake clock: a 25 s budget stops `fit` after the third epoch (30 s), never
+    mid-epoch; `on_epoch` sees the seconds spent so far and the epoch's logs."""
+    from tfm import callbacks
+
+    ticks = iter(range(10_000))
+    monkeypatch.setattr(callbacks, "_clock", lambda: 10.0 * ((next(ticks) + 1) // 2))  # 0, 10, 10, 20, 20, ...
+    seen = []
+    budget = callbacks.TrainingBudget(25, on_epoch=lambda epoch, spent, logs: seen.append((epoch, spent, "loss" in logs)))
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    history = model.fit(np.ones((8, 2)), np.zeros((8, 1)), epochs=10, verbose=0, callbacks=[budget])
+    assert len(history.history["loss"]) == 3 and budget.epochs == 3 and budget.spent == 30.0
+    assert seen == [(0, 10.0, True), (1, 20.0, True), (2, 30.0, True)]
+    for bad in (0, -1, "600", True, None):
+        with pytest.raises(ValueError, match="must be a positive number"):
+            callbacks.TrainingBudget(bad)

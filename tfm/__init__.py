@@ -60,6 +60,7 @@ _EXPORTS = {
     "build_model": "tfm.models",
     "make_config": "tfm.models",
     "train": "tfm.training",
+    "TrainingBudget": "tfm.callbacks",
     "load_run": "tfm.runs",
     "read_history": "tfm.runs",
     "average_checkpoints": "tfm.checkpoints",

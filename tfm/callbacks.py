@@ -2,7 +2,8 @@
 
 `tfm.training.train` adds them to `model.fit` in this order, `RunBackup` last (so a
 kill between callbacks repeats an epoch rather than losing its row or checkpoint).
-Every file is written whole or not at all (`tfm.runs.write_atomic`).
+Every file is written whole or not at all (`tfm.runs.write_atomic`). `TrainingBudget` is for the caller:
+it stops training once a time budget is spent (the CPU recipes' "90 minutes of training").
 """
 
 import hashlib
@@ -14,6 +15,8 @@ import keras
 import numpy as np
 
 from tfm import runs
+
+_clock = time.perf_counter  # TrainingBudget's clock (a test gives it a fake one)
 
 
 class HistoryCSV(keras.callbacks.Callback):
@@ -148,3 +151,48 @@ class NaNGuard(keras.callbacks.TerminateOnNaN):
                 "and the run folder keeps the last finished epoch. Try, in a new --output folder, a smaller learning "
                 "rate (--set learning_rate_scale=0.5), a longer warm-up (--set warmup_steps=8000) or a smaller "
                 "--tokens-per-batch; or rerun this command without --mixed-precision / --xla, which resumes the run")
+
+
+class TrainingBudget(keras.callbacks.Callback):
+    """Stops `fit` at the end of the first epoch that brings the training time to `seconds`.
+
+    Only time inside epochs counts, from each epoch's start to this callback's epoch end (the run's own
+    checkpoint and history writes included), not what `on_epoch` does after it (e.g. a validation
+    score): recipes are compared by what their training costs. An epoch is never cut short, so a run
+    stopped by its budget ends on an epoch checkpoint and can be averaged or resumed like any other.
+
+    Args:
+        seconds: float > 0. The training time after which no new epoch starts.
+        on_epoch: callable `(epoch, spent, logs)` or None, called at each epoch's end once `spent`
+            (training seconds so far) is updated: a progress line, a validation score.
+
+    Attributes:
+        spent: float. Training seconds so far (0 before `fit`).
+        epochs: int. Epochs finished under this callback.
+
+    Example:
+        >>> budget = TrainingBudget(900)                   # model.fit(..., callbacks=[budget]) or
+        >>> budget.seconds, budget.spent, budget.epochs    # tfm.training.train(..., callbacks=[budget])
+        (900.0, 0.0, 0)
+        >>> TrainingBudget(0)
+        Traceback (most recent call last):
+        ValueError: seconds=0 must be a positive number of training seconds
+    """
+
+    def __init__(self, seconds, on_epoch=None):
+        super().__init__()
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+            raise ValueError(f"seconds={seconds!r} must be a positive number of training seconds")
+        self.seconds, self.on_epoch = float(seconds), on_epoch
+        self.spent, self.epochs, self._start = 0.0, 0, None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start = _clock()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.spent += _clock() - self._start
+        self.epochs += 1
+        if self.on_epoch is not None:
+            self.on_epoch(epoch, self.spent, logs or {})
+        if self.spent >= self.seconds:
+            self.model.stop_training = True
