@@ -85,7 +85,8 @@ def run_model(name, args, gold, curves, train_sentences=None):
     from tfm.runs import epoch_checkpoints, load_run
     from tfm.training import train
 
-    label = MODELS[name]
+    # With --set the preset's description would be wrong: the label names the changes instead.
+    label = MODELS[name] if not args.set else f"{MODELS[name].split(',')[0].split(' (')[0]}, parse_small with {' '.join(args.set)}"
     config = make_config("parse_small", name, overrides=args.set)
     run_dir = os.path.join(args.runs, name if train_sentences is None else f"{name}_{train_sentences}")
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
