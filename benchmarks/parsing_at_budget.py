@@ -48,6 +48,7 @@ from common import use_mixed_precision  # noqa: E402  the --precision rule
 
 MODELS = {"transformer": "Transformer, parse_small (4 layers, d 256, pre-LN)",
           "bahdanau": "Bahdanau seq2seq (LSTM 256, additive attention)"}
+SHORT_NAMES = {"transformer": "Transformer", "bahdanau": "Bahdanau seq2seq"}  # rows with --set: name + changes
 
 
 def budget_callback(budget, label, points):
@@ -86,7 +87,7 @@ def run_model(name, args, gold, curves, train_sentences=None):
     from tfm.training import train
 
     # With --set the preset's description would be wrong: the label names the changes instead.
-    label = MODELS[name] if not args.set else f"{MODELS[name].split(',')[0].split(' (')[0]}, parse_small with {' '.join(args.set)}"
+    label = MODELS[name] if not args.set else f"{SHORT_NAMES[name]}, parse_small with {' '.join(args.set)}"
     config = make_config("parse_small", name, overrides=args.set)
     run_dir = os.path.join(args.runs, name if train_sentences is None else f"{name}_{train_sentences}")
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
