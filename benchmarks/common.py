@@ -59,11 +59,9 @@ def save_result(name, payload):
 
 
 def use_mixed_precision(precision):
-    """`--precision`: auto = mixed_bfloat16 where the CPU computes bfloat16 in hardware (or a GPU), else float32."""
+    """`--precision`: auto = mixed_bfloat16 where it is computed in hardware (`tfm.distribute.native_mixed_precision`)."""
     if precision != "auto":
         return precision == "mixed_bfloat16"
-    import tensorflow as tf
+    from tfm.distribute import native_mixed_precision
 
-    from tfm.distribute import cpu_has_native_bfloat16
-
-    return bool(tf.config.list_logical_devices("GPU")) or cpu_has_native_bfloat16() is not False
+    return native_mixed_precision()

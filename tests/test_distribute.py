@@ -32,3 +32,13 @@ def test_mixed_precision_on_an_emulating_cpu_warns(monkeypatch, caplog):
         assert distribute.precision_policy(True) == "mixed_bfloat16"
         assert distribute.precision_policy(False) == "float32"
     assert caplog.text == ""
+
+
+def test_native_mixed_precision_on_a_gpu_or_a_bfloat16_cpu_only(monkeypatch):
+    """The `--precision auto` rule: a GPU, or a CPU whose flags say bfloat16 is computed in hardware; an
+    emulating CPU and one whose flags cannot be read train in float32."""
+    for gpus, native, expected in (([], True, True), ([], False, False), ([], None, False), (["GPU:0"], False, True),
+                                   (["GPU:0"], None, True)):
+        monkeypatch.setattr(distribute.tf.config, "list_logical_devices", lambda kind=None, gpus=gpus: gpus)
+        monkeypatch.setattr(distribute, "cpu_has_native_bfloat16", lambda native=native: native)
+        assert distribute.native_mixed_precision() is expected, (gpus, native)

@@ -188,6 +188,19 @@ def test_history_is_written_with_newlines_only(tmp_path):
     assert runs.read_rows(str(tmp_path / "old.csv")) == [{"epoch": "0", "loss": "3.0"}]
 
 
+def test_format_history_shows_the_first_every_kth_and_the_last_epoch_counted_from_one():
+    history = {"epoch": [0, 1, 2, 3, 4, 5, 6], "loss": [4.0, 3.0, 2.5, 2.25, 2.125, 2.0625, 2.03125],
+               "val_loss": [3.5, 3.0, 2.0, 2.0, 1.5, 1.25, 1.125], "iterations": [10.0 * i for i in range(1, 8)]}
+    table = runs.format_history(history, columns=("epoch", "loss", "accuracy", "val_loss"), every=3).splitlines()
+    assert table[0].split() == ["epoch", "loss", "val_loss"]  # a column the log lacks is left out
+    assert [line.split() for line in table[1:]] == [["1", "4", "3.5"], ["3", "2.5", "2"], ["6", "2.062", "1.25"],
+                                                    ["7", "2.031", "1.125"]]
+    assert len({len(line) for line in table}) == 1  # aligned
+    assert len(runs.format_history(history).splitlines()) == 1 + 7
+    with pytest.raises(ValueError, match="every=0"):
+        runs.format_history(history, every=0)
+
+
 def test_weights_are_written_whole_and_read_back(finished_run, tmp_path):
     model, _, info = runs.load_run(finished_run)
     record = runs.save_weights(model, str(tmp_path / "copy.weights.h5"))

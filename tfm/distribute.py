@@ -3,6 +3,7 @@
     strategy = make_strategy("mirrored")              # every GPU, else every logical CPU
     strategy = make_strategy("multiworker", worker_timeout=600)   # TF_CONFIG's cluster; waits up to 10 min for it
     keras.config.set_dtype_policy(precision_policy(True))   # mixed_bfloat16 on CPU, mixed_float16 on GPU
+    native_mixed_precision()                          # True on a GPU or a CPU with hardware bfloat16
 """
 
 import contextlib
@@ -270,6 +271,17 @@ def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
     except OSError:
         return None
     return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+
+
+def native_mixed_precision():
+    """True where mixed precision is computed in hardware: a GPU, or a CPU with hardware bfloat16
+    (`cpu_has_native_bfloat16`). The rule behind the benchmarks' `--precision auto` and the notebooks' full runs:
+    elsewhere bfloat16 is emulated and float32 trains as fast or faster. False when the CPU flags cannot be read.
+
+    Example:
+        >>> tfm.training.train(config, "multi30k", output=RUN, mixed_precision=native_mixed_precision())
+    """
+    return bool(tf.config.list_logical_devices("GPU")) or cpu_has_native_bfloat16() is True
 
 
 def precision_policy(mixed_precision):

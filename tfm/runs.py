@@ -460,6 +460,37 @@ def read_history(run_dir):
     return history
 
 
+HISTORY_COLUMNS = ("epoch", "loss", "accuracy", "val_loss", "val_accuracy", "learning_rate")
+
+
+def format_history(history, columns=HISTORY_COLUMNS, every=1):
+    """A training log as a text table: the first epoch, every `every`-th and the last.
+
+    Args:
+        history: `read_history(run)`, or any `{column: [value per epoch]}` with an "epoch" column
+            (Keras' 0-based epoch index; the table counts epochs finished, from 1).
+        columns: the columns to show, in order; those the history lacks are left out.
+        every: show every `every`-th epoch (plus the first and the last), for long runs.
+
+    Returns:
+        The table as one string, a header line and one line per shown epoch (12 characters per column).
+
+    Example:
+        >>> print(format_history(read_history("runs/m30k"), every=5))
+               epoch          loss      accuracy ...
+    """
+    if every < 1:
+        raise ValueError(f"every={every!r}: expected a whole number >= 1")
+    shown = [c for c in columns if c in history]
+    count = len(history.get("epoch", []))
+    lines = ["  ".join(f"{c:>12s}" for c in shown)]
+    for i in range(count):
+        if i == 0 or i == count - 1 or i % every == every - 1:
+            values = [history[c][i] + 1 if c == "epoch" else history[c][i] for c in shown]
+            lines.append("  ".join(f"{v:12d}" if c == "epoch" else f"{v:12.4g}" for c, v in zip(shown, values)))
+    return "\n".join(lines)
+
+
 # Checkpoints -----------------------------------------------------------------
 def epoch_checkpoints(run_dir):
     """`[(epoch, path)]` of `RUN/checkpoints/epoch_NNN.weights.h5`, oldest first (NNN = epochs finished)."""
