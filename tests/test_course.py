@@ -392,7 +392,8 @@ def test_every_notebook_ends_with_exercises_whose_stubs_stand_alone(path):
     numbered = re.findall(r"^\s*(\d+)\. ", "".join(make_course._text(c["source"]) for c in section
                                                    if c["cell_type"] == "markdown"), flags=re.M)
     assert 2 <= len(numbered) <= 4, f"{path.name}: {len(numbered)} exercises"
-    checkers = set(re.findall(r"^def (check_\w+)", (ROOT / "tfm" / "exercises.py").read_text(), flags=re.M))
+    checkers = {name for module in (ROOT / "tfm" / "exercises").glob("*.py")
+                for name in re.findall(r"^def (check_\w+)", module.read_text(), flags=re.M)}
     for cell in section:
         if cell["cell_type"] != "code":
             continue
@@ -403,7 +404,8 @@ def test_every_notebook_ends_with_exercises_whose_stubs_stand_alone(path):
 
 def test_the_course_has_at_least_ten_checked_coding_exercises_one_per_checker():
     """Every checker of tfm.exercises is called by an exercise cell of some notebook (>= 10 in all)."""
-    checkers = set(re.findall(r"^def (check_\w+)", (ROOT / "tfm" / "exercises.py").read_text(), flags=re.M))
+    checkers = {name for module in (ROOT / "tfm" / "exercises").glob("*.py")
+                for name in re.findall(r"^def (check_\w+)", module.read_text(), flags=re.M)}
     used = {name for path in SOURCES for cell in _exercises(path) if cell["cell_type"] == "code"
             for name in re.findall(r"\b(check_\w+)\(", make_course._text(cell["source"]))}
     assert len(checkers) >= 10 and used == checkers, sorted(checkers - used)

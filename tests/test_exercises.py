@@ -412,14 +412,14 @@ def test_sentences_name_the_shapes(capsys):
 def test_clipped_precision_reference_matches_sacrebleu_and_papineni():
     sacrebleu = pytest.importorskip("sacrebleu")
     bleu = sacrebleu.metrics.BLEU(tokenize="none", max_ngram_order=4)
-    for hypothesis, references in exercises._BLEU_CASES:
+    for hypothesis, references in exercises.decoding._BLEU_CASES:
         stats = bleu.corpus_score([hypothesis], [[r] for r in references])
         ours = [exercises.clipped_precision_reference(hypothesis.split(), [r.split() for r in references], n)
                 for n in (1, 2, 3, 4)]
         assert [tuple(pair) for pair in zip(stats.counts, stats.totals)] == ours, hypothesis
     # Papineni et al., 2002, §2.1: 2/7 for "the" x 7; 17/18 unigrams for candidate 1 of example 1.
     assert exercises.clipped_precision_reference(["the"] * 7, ["the cat is on the mat".split()], 1) == (2, 7)
-    example1 = exercises._BLEU_CASES[1]
+    example1 = exercises.decoding._BLEU_CASES[1]
     assert exercises.clipped_precision_reference(example1[0].split(), [r.split() for r in example1[1]], 1) == (17, 18)
 
 
@@ -456,6 +456,6 @@ def test_checkers_ignore_a_global_mixed_precision_policy(capsys):
 
 
 def test_a_failure_on_tfms_side_is_one_sentence_not_a_traceback(capsys, monkeypatch):
-    monkeypatch.setattr(exercises, "clipped_precision_reference", lambda *args: 1 / 0)
+    monkeypatch.setattr(exercises.decoding, "clipped_precision_reference", lambda *args: 1 / 0)
     ok, sentence = _verdict(capsys, "clipped_precision", SOLUTIONS["clipped_precision"])
     assert not ok and "could not compute tfm's reference (ZeroDivisionError" in sentence

@@ -1,0 +1,205 @@
+"""The checkers of the attention exercises: score functions (notebook 03), scaled dot-product
+attention (04), the positional encoding (05) and the causal mask (06)."""
+
+import numpy as np
+from keras import ops
+
+from tfm.exercises._checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _fmt, _compare, _shape
+
+
+# ---------------------------------------------------------------------------
+# 1-2. Score functions (notebook 03)
+# ---------------------------------------------------------------------------
+def _score_layer(score, query, key, kernels, units=None):
+    from tfm.layers.attention_score import AttentionScore
+
+    layer = AttentionScore(score, units=units, dtype="float32")
+    q32, k32 = query.astype("float32"), key.astype("float32")
+    layer(q32, k32)  # build
+    for dense, kernel in kernels(layer):
+        dense.kernel.assign(kernel.astype("float32"))
+    return ops.convert_to_numpy(layer(q32, k32))
+
+
+def check_additive_score(fn):
+    """Bahdanau's additive (concat) score `e_ts = v^T tanh(W1 q_t + W2 k_s)` (Bahdanau et al., 2015, §A.1.2).
+
+    Contract: `fn(query, key, w1, w2, v) -> scores`
+        query: float `(B, T, Dq)`, the decoder states `q_t` (`s_{t-1}` in Bahdanau's notation).
+        key: float `(B, S, Dk)`, the encoder outputs `k_s` (`h_s`).
+        w1: float `(Dq, U)`; w2: float `(Dk, U)`; v: float `(U,)`. Row vectors: `q_t @ w1`.
+        Returns float `(B, T, S)`: one score per query/key pair, before the softmax.
+
+    Checked against `tfm.layers.AttentionScore("additive", units=U)` with the same weights, on random
+    inputs with `Dq != Dk`, batch 1 with one query and one key, and float16 inputs.
+    """
+    rng = _rng()
+
+    def case(b, t, s, dq, dk, u, dtype="float32", scale=1.0):
+        q = (scale * rng.normal(size=(b, t, dq))).astype(dtype)
+        k = (scale * rng.normal(size=(b, s, dk))).astype(dtype)
+        w1, w2 = rng.normal(size=(dq, u)).astype(dtype), rng.normal(size=(dk, u)).astype(dtype)
+        v = rng.normal(size=(u,)).astype(dtype)
+        expected = _score_layer("additive", q, k, lambda layer: [(layer.query_dense, w1), (layer.key_dense, w2),
+                                                                 (layer.score_dense, v[:, None])], units=u)
+        return (q, k, w1, w2, v), expected
+
+    def body():
+        cases = [
+            (f"random query {_shape(2, 3, 5)}, key {_shape(2, 4, 6)}, U=7", case(2, 3, 4, 5, 6, 7), 1e-4),
+            (f"batch 1, one query and one key, query {_shape(1, 1, 3)}, key {_shape(1, 1, 2)}, U=4",
+             case(1, 1, 1, 3, 2, 4), 1e-4),
+            (f"float16 query {_shape(2, 2, 4)}, key {_shape(2, 5, 4)}, U=3", case(2, 2, 5, 4, 4, 3, "float16"), 2e-2),
+        ]
+        for label, (args, expected), tol in cases:
+            _compare(_call(fn, label, *args), expected, label, "the score", rtol=tol, atol=tol)
+        return f"correct: {_name(fn)} matches tfm's additive AttentionScore on {len(cases)} inputs"
+
+    return _run("check_additive_score", fn, body)
+
+
+def check_general_score(fn):
+    """Luong's general (bilinear) score `e_ts = q_t^T W k_s` (Luong et al., 2015, §3.1, eq. 8).
+
+    Contract: `fn(query, key, w) -> scores`
+        query: float `(B, T, Dq)`; key: float `(B, S, Dk)`; w: float `(Dq, Dk)`.
+        Returns float `(B, T, S)` with `scores[b, t, s] = query[b, t] @ w @ key[b, s]`.
+
+    Checked against `tfm.layers.AttentionScore("general")` (whose key kernel is `w^T`) on random
+    inputs with `Dq != Dk`, a square `w` (so a transposed `w` shows), batch 1 with one key, and float16.
+    """
+    rng = _rng()
+
+    def case(b, t, s, dq, dk, dtype="float32"):
+        q = rng.normal(size=(b, t, dq)).astype(dtype)
+        k = rng.normal(size=(b, s, dk)).astype(dtype)
+        w = rng.normal(size=(dq, dk)).astype(dtype)
+        expected = _score_layer("general", q, k, lambda layer: [(layer.key_dense, w.T)])
+        return (q, k, w), expected
+
+    def body():
+        cases = [
+            (f"random query {_shape(2, 3, 5)}, key {_shape(2, 4, 6)}, w {_shape(5, 6)}", case(2, 3, 4, 5, 6), 1e-4),
+            (f"square w {_shape(4, 4)}, query {_shape(2, 3, 4)}, key {_shape(2, 5, 4)}", case(2, 3, 5, 4, 4), 1e-4),
+            (f"batch 1 with one key, query {_shape(1, 2, 3)}, key {_shape(1, 1, 2)}", case(1, 2, 1, 3, 2), 1e-4),
+            (f"float16 query {_shape(2, 2, 4)}, key {_shape(2, 3, 4)}", case(2, 2, 3, 4, 4, "float16"), 3e-2),
+        ]
+        for label, (args, expected), tol in cases:
+            _compare(_call(fn, label, *args), expected, label, "the score", rtol=tol, atol=tol)
+        return f"correct: {_name(fn)} matches tfm's general AttentionScore on {len(cases)} inputs"
+
+    return _run("check_general_score", fn, body)
+
+
+# ---------------------------------------------------------------------------
+# 3. Scaled dot-product attention (notebook 04)
+# ---------------------------------------------------------------------------
+def check_scaled_dot_product_attention(fn):
+    """Eq. 1, `softmax(Q K^T / sqrt(d_k)) V`, with a boolean mask (Vaswani et al., 2017, §3.2.1).
+
+    Contract: `fn(query, key, value, mask=None) -> (output, weights)`
+        query: float `(..., T, d_k)`; key: float `(..., S, d_k)`; value: float `(..., S, d_v)`.
+        mask: None or bool broadcastable to `(..., T, S)`, True = may attend. Masked keys must get
+            exactly zero weight; every query here has at least one key it may attend.
+        Returns `output` float `(..., T, d_v)` and `weights` float `(..., T, S)` (rows sum to 1).
+
+    Checked against `tfm.scaled_dot_product_attention` on: no mask; a padding mask `(B, 1, S)`; a causal
+    mask `(T, S)`; batch 1 with heads `(1, N, T, d_k)`; float16 inputs whose logits overflow a naive
+    float16 masking; and bfloat16 inputs.
+    """
+    import ml_dtypes
+
+    from tfm.layers.scaled_dot_product_attention import scaled_dot_product_attention
+
+    rng = _rng()
+
+    def case(lead, t, s, dk, dv, mask=None, dtype="float32", scale=1.0):
+        q = (scale * rng.normal(size=(*lead, t, dk))).astype(dtype)
+        k = (scale * rng.normal(size=(*lead, s, dk))).astype(dtype)
+        v = rng.normal(size=(*lead, s, dv)).astype(dtype)
+        f32 = [x.astype("float32") for x in (q, k, v)]
+        output, weights = scaled_dot_product_attention(*f32, mask=mask)
+        return (q, k, v, mask), (ops.convert_to_numpy(output), ops.convert_to_numpy(weights))
+
+    lengths = np.array([4, 2])  # the second sentence has 2 real keys of 4
+    padding = (np.arange(4)[None, :] < lengths[:, None])[:, None, :]  # (B, 1, S)
+    causal = np.tril(np.ones((4, 4), bool))  # (T, S)
+
+    def body():
+        cases = [
+            (f"query {_shape(2, 3, 8)}, key {_shape(2, 4, 8)}, value {_shape(2, 4, 5)}, no mask",
+             case((2,), 3, 4, 8, 5), 1e-4),
+            (f"query {_shape(2, 3, 8)}, key {_shape(2, 4, 8)}, value {_shape(2, 4, 5)}, padding mask "
+             f"{_shape(2, 1, 4)} (sentence 1 has 2 real keys)", case((2,), 3, 4, 8, 5, padding), 1e-4),
+            (f"causal mask {_shape(4, 4)}, query {_shape(2, 4, 6)}, value {_shape(2, 4, 3)}",
+             case((2,), 4, 4, 6, 3, causal), 1e-4),
+            (f"batch 1 with 2 heads, query {_shape(1, 2, 3, 4)}, key {_shape(1, 2, 5, 4)}, mask {_shape(1, 1, 1, 5)}",
+             case((1, 2), 3, 5, 4, 4, np.array([True, True, True, False, False])[None, None, None, :]), 1e-4),
+            (f"float16 inputs with large logits, query {_shape(2, 3, 16)}, padding mask {_shape(2, 1, 4)}",
+             case((2,), 3, 4, 16, 4, padding, "float16", scale=3.0), 2e-2),
+            (f"bfloat16 inputs, query {_shape(2, 3, 8)}, padding mask {_shape(2, 1, 4)}",
+             case((2,), 3, 4, 8, 4, padding, ml_dtypes.bfloat16), 4e-2),
+        ]
+        for label, ((q, k, v, mask), (output, weights)), tol in cases:
+            result = _call(fn, label, q, k, v, mask=mask) if mask is not None else _call(fn, label, q, k, v)
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise _Mismatch(f"on {label}, expected a pair (output, weights), got {type(result).__name__}"
+                                + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+            _compare(result[1], weights, label, "the weights", rtol=tol, atol=tol)
+            _compare(result[0], output, label, "the output", rtol=tol, atol=tol)
+        return f"correct: {_name(fn)} matches tfm.scaled_dot_product_attention on {len(cases)} inputs"
+
+    return _run("check_scaled_dot_product_attention", fn, body)
+
+
+# ---------------------------------------------------------------------------
+# 4. Positional encoding (notebook 05)
+# ---------------------------------------------------------------------------
+def check_positional_encoding(fn):
+    """The sinusoidal positional encoding of §3.5, sines and cosines interleaved.
+
+    Contract: `fn(length, depth) -> pe`, two Python ints (`depth` even), returning float `(length, depth)` with
+    `pe[p, 2i] = sin(p / 10000^(2i / depth))` and `pe[p, 2i + 1] = cos(p / 10000^(2i / depth))`.
+
+    Checked against `tfm.positional_encoding(length, depth)` for one position, the smallest depth, and
+    long and wide tables.
+    """
+    from tfm.layers.positional_encoding import positional_encoding_numpy
+
+    def body():
+        sizes = [(1, 4), (3, 2), (50, 16), (20, 128)]
+        for length, depth in sizes:
+            label = f"length={length}, depth={depth}"
+            _compare(_call(fn, label, length, depth), positional_encoding_numpy(length, depth), label,
+                     "the encoding", rtol=1e-4, atol=1e-4)
+        return f"correct: {_name(fn)} matches tfm.positional_encoding for {len(sizes)} sizes"
+
+    return _run("check_positional_encoding", fn, body)
+
+
+# ---------------------------------------------------------------------------
+# 5. Causal mask (notebook 06)
+# ---------------------------------------------------------------------------
+def check_causal_mask(fn):
+    """The decoder's look-ahead mask (§3.2.3: position t may not attend to later positions).
+
+    Contract: `fn(length) -> mask`, bool `(length, length)`, True = may attend: query `i` may attend
+    key `j` when `j <= i` (0/1 integers are read as booleans).
+
+    Checked against `tfm.masks.causal_mask(length)` for lengths 1, 2 and 5.
+    """
+    from tfm.masks import causal_mask
+
+    def body():
+        for length in (1, 2, 5):
+            label = f"length={length}"
+            got = _to_numpy(_call(fn, label, length), label, "the mask")
+            if got.dtype != bool:
+                if got.size and not np.all(np.isin(got, (0, 1))):
+                    raise _Mismatch(f"on {label}, the mask holds values other than True/False "
+                                    f"(e.g. {_fmt(got[~np.isin(got, (0, 1))][0])}); return booleans, True = may attend")
+                got = got.astype(bool) if got.shape == (length, length) else got
+            _compare(got, ops.convert_to_numpy(causal_mask(length)), label, "the mask", exact=True)
+        return f"correct: {_name(fn)} matches tfm.masks.causal_mask for lengths 1, 2 and 5"
+
+    return _run("check_causal_mask", fn, body)

@@ -1,0 +1,169 @@
+"""The checkers of the decoding exercises (notebook 08): GNMT's length penalty, one beam-search step
+(§6.1) and BLEU's clipped n-gram precision, with the references tests check them against."""
+
+import collections
+
+import numpy as np
+
+from tfm.exercises._checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _compare
+
+
+# ---------------------------------------------------------------------------
+# 8-10. Decoding and BLEU (notebook 08)
+# ---------------------------------------------------------------------------
+def check_length_penalty(fn):
+    """GNMT's length penalty `lp(Y) = ((5 + |Y|) / 6)^alpha` (Wu et al., 2016, eq. 14; §6.1: alpha = 0.6).
+
+    Contract: `fn(length, alpha) -> float`, `length` a Python int `|Y| >= 1`, `alpha` a float >= 0.
+    Beam search ranks finished hypotheses by `log P(Y | X) / lp(Y)`.
+
+    Checked against `tfm.decoding.search.length_penalty` for lengths 1 to 50 and alpha 0, 0.6 and 1.
+    """
+    from tfm.decoding.search import length_penalty
+
+    def body():
+        cases = [(1, 0.6), (7, 0.6), (50, 0.6), (10, 0.0), (3, 1.0), (2, 0.2)]
+        for length, alpha in cases:
+            label = f"length={length}, alpha={alpha}"
+            got = _to_numpy(_call(fn, label, length, alpha), label, "the penalty")
+            if got.size != 1:
+                raise _Mismatch(f"on {label}, expected one number, got shape {tuple(got.shape)}")
+            expected = float(length_penalty(length, alpha).numpy())
+            _compare(got.reshape(()), np.float64(expected), label, "the penalty", rtol=1e-5, atol=1e-6)
+        return f"correct: {_name(fn)} matches tfm's length_penalty on {len(cases)} inputs"
+
+    return _run("check_length_penalty", fn, body)
+
+
+def beam_step_reference(log_probs, token_log_probs):
+    """NumPy twin of the ranking rule in `tfm.decoding.search.beam_search` (see `check_beam_step`)."""
+    log_probs, token_log_probs = np.asarray(log_probs, "float64"), np.asarray(token_log_probs, "float64")
+    batch, k, vocab = token_log_probs.shape
+    candidates = (log_probs[:, :, None] + token_log_probs).reshape(batch, k * vocab)  # (B, K, V) -> (B, K*V)
+    # Ties go to the lower flat index, as tf.math.top_k breaks them.
+    order = np.argsort(-candidates, axis=-1, kind="stable")[:, :k]  # (B, K)
+    return np.take_along_axis(candidates, order, axis=-1), order // vocab, order % vocab
+
+
+def check_beam_step(fn):
+    """One step of beam search (§6.1, beam size 4): extend every hypothesis, keep the K best.
+
+    Contract: `fn(log_probs, token_log_probs) -> (scores, beams, tokens)`
+        log_probs: float `(B, K)`, `log P(y_1..t | x)` of the K live hypotheses of each sentence
+            (`-inf` for an empty slot: at the first step only beam 0 is live).
+        token_log_probs: float `(B, K, V)`, `log P(y_t+1 = v | y_1..t, x)` for each hypothesis.
+        Returns three `(B, K)` arrays, best first for each sentence: the K best of all `K * V`
+        extensions ranked together (not per beam), `scores = log_probs[b, beam] + token_log_probs[b, beam, token]`,
+        `beams` int, the hypothesis each extends, and `tokens` int, the id it appends.
+    No length penalty here: tfm ranks live hypotheses by `log P` alone and divides by `lp(Y)` only
+    when a hypothesis ends (`check_length_penalty`).
+
+    Checked against a NumPy reference of `tfm.decoding.beam_search`'s rule (flat top-K over `K * V`,
+    `beam = index // V`, `token = index % V`) on: the first step of a batch of 1; random beams; K = 1
+    (greedy); and K = V.
+    """
+    rng = _rng()
+
+    def log_softmax(x):
+        x = x - x.max(axis=-1, keepdims=True)
+        return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+
+    def case(b, k, v, first=False):
+        token_log_probs = log_softmax(2.0 * rng.normal(size=(b, k, v))).astype("float32")
+        if first:
+            log_probs = np.tile(np.array([0.0] + [-np.inf] * (k - 1), "float32"), (b, 1))
+        else:
+            log_probs = -np.sort(rng.uniform(0.5, 6.0, size=(b, k)), axis=-1).astype("float32")
+        return log_probs, token_log_probs
+
+    def body():
+        cases = [
+            ("the first step (only beam 0 live), batch 1, K=3, V=6", case(1, 3, 6, first=True)),
+            ("random beams, B=2, K=3, V=7", case(2, 3, 7)),
+            ("K=1 (greedy), B=2, V=5", case(2, 1, 5)),
+            ("K=V=4, batch 1", case(1, 4, 4)),
+        ]
+        for label, (log_probs, token_log_probs) in cases:
+            result = _call(fn, label, log_probs.copy(), token_log_probs.copy())
+            if not isinstance(result, (tuple, list)) or len(result) != 3:
+                raise _Mismatch(f"on {label}, expected three arrays (scores, beams, tokens), got "
+                                f"{type(result).__name__}"
+                                + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+            scores, beams, tokens = beam_step_reference(log_probs, token_log_probs)
+            _compare(result[0], scores, label, "scores", rtol=1e-5, atol=1e-5)
+            _compare(result[1], beams, label, "beams", exact=True)
+            _compare(result[2], tokens, label, "tokens", exact=True)
+        return f"correct: {_name(fn)} ranks the K * V extensions as tfm's beam search does on {len(cases)} inputs"
+
+    return _run("check_beam_step", fn, body)
+
+
+def _ngrams(tokens, n):
+    return collections.Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+
+
+def clipped_precision_reference(hypothesis, references, n):
+    """`(numerator, denominator)` of BLEU's modified n-gram precision (Papineni et al., 2002, §2.1).
+
+    Each hypothesis n-gram counts at most as often as it occurs in the one reference where it
+    occurs most (its count is clipped by the max over references, not their sum).
+    """
+    counts = _ngrams(list(hypothesis), n)
+    most = collections.Counter()
+    for reference in references:
+        for gram, count in _ngrams(list(reference), n).items():
+            most[gram] = max(most[gram], count)
+    return sum(min(count, most[gram]) for gram, count in counts.items()), sum(counts.values())
+
+
+_BLEU_CASES = [
+    # Papineni et al., 2002, §2.1, example 2: "the" clipped to 2 of 7.
+    ("the the the the the the the", ["the cat is on the mat", "there is a cat on the mat"]),
+    # Papineni et al., §2.1, example 1 (candidate 1 and its three references).
+    ("It is a guide to action which ensures that the military always obeys the commands of the party",
+     ["It is a guide to action that ensures that the military will forever heed Party commands",
+      "It is the guiding principle which guarantees the military forces always being under the command of the Party",
+      "It is the practical guide for the army always to heed the directions of the party"]),
+    # Clipped by the max over references (2 of "a"), not their sum (3).
+    ("a a a b a b", ["a a b c", "a c b b"]),
+    # Shorter than n for n >= 3: no n-grams at all, (0, 0).
+    ("a cat", ["a cat sat"]),
+    # One word, one reference that lacks it.
+    ("dog", ["cat"]),
+]
+
+
+def check_clipped_precision(fn):
+    """BLEU's clipped (modified) n-gram precision p_n for one hypothesis (Papineni et al., 2002, §2.1).
+
+    Contract: `fn(hypothesis, references, n) -> (numerator, denominator)`
+        hypothesis: list of str tokens; references: list of lists of str tokens; n: int 1..4.
+        numerator: how many of the hypothesis' n-grams match, each n-gram's count clipped to the
+            most times it occurs in any single reference; denominator: how many n-grams the
+            hypothesis has (`max(0, len(hypothesis) - n + 1)`). Both ints.
+    BLEU (`tfm.evaluation`, through sacreBLEU) sums these over the corpus for n = 1..4.
+
+    Checked against a Counter reference (which tests/test_exercises.py checks against sacreBLEU's
+    counts) for n = 1..4 on Papineni's two examples, a clip by the max over references, a hypothesis
+    shorter than n, and a one-word miss.
+    """
+
+    def body():
+        for hypothesis, references in _BLEU_CASES:
+            hyp, refs = hypothesis.split(), [r.split() for r in references]
+            for n in (1, 2, 3, 4):
+                short = hypothesis if len(hypothesis) <= 40 else hypothesis[:37] + "..."
+                label = f"n={n}, hypothesis {short!r}"
+                result = _call(fn, label, list(hyp), [list(r) for r in refs], n)
+                if not isinstance(result, (tuple, list)) or len(result) != 2:
+                    raise _Mismatch(f"on {label}, expected a pair (numerator, denominator), got "
+                                    f"{type(result).__name__}")
+                expected = clipped_precision_reference(hyp, refs, n)
+                for what, got, want in zip(("numerator", "denominator"), result, expected):
+                    got = _to_numpy(got, label, f"the {what}")
+                    if got.size != 1 or float(got.reshape(())) != want:
+                        raise _Mismatch(f"on {label} with {len(refs)} reference(s), the {what} is wrong: "
+                                        f"expected {want}, got {got.tolist()}")
+        return f"correct: {_name(fn)} gives BLEU's clipped counts for n = 1..4 on {len(_BLEU_CASES)} hypotheses"
+
+    return _run("check_clipped_precision", fn, body)

@@ -1,0 +1,94 @@
+"""The checkers of the training exercises (notebook 07): the label-smoothed loss (§5.4) and eq. 3's
+learning-rate schedule (§5.3)."""
+
+import numpy as np
+from keras import ops
+
+from tfm.exercises._checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _compare, _shape
+
+
+# ---------------------------------------------------------------------------
+# 6-7. Label smoothing and the schedule (notebook 07)
+# ---------------------------------------------------------------------------
+def check_label_smoothed_loss(fn):
+    """Label-smoothed cross entropy that ignores padding (§5.4, eps_ls = 0.1).
+
+    Contract: `fn(y_true, logits, label_smoothing=0.1, pad_id=0) -> loss`
+        y_true: int `(B, T)` target ids, `pad_id` where the target is padding.
+        logits: float `(B, T, V)`, unnormalised.
+        The target distribution puts `1 - eps` on the reference id and `eps / (V - 1)` on each of the
+        other `V - 1` ids (the padding id included). Returns a float scalar: the summed cross entropy
+        of the real (non-pad) positions divided by their number.
+
+    Checked against `tfm.LabelSmoothedCrossEntropy(label_smoothing, pad_id)` on: no padding; padded
+    targets; batch 1 with one position; `label_smoothing=0`; another `pad_id`; float16 logits large
+    enough to overflow `exp` in float16 (compute in float32); and bfloat16 logits.
+    """
+    import ml_dtypes
+
+    from tfm.losses import LabelSmoothedCrossEntropy
+
+    rng = _rng()
+
+    def case(b, t, v, lengths=None, eps=0.1, pad_id=0, dtype="float32", scale=2.0):
+        ids = rng.integers(0, v, size=(b, t))
+        ids = np.where(ids == pad_id, (pad_id + 1) % v, ids)  # real targets are never the padding id
+        if lengths is not None:
+            ids = np.where(np.arange(t)[None, :] < np.asarray(lengths)[:, None], ids, pad_id)
+        logits = (scale * rng.normal(size=(b, t, v))).astype(dtype)
+        loss = LabelSmoothedCrossEntropy(label_smoothing=eps, pad_id=pad_id)
+        expected = float(ops.convert_to_numpy(loss(ids.astype("int32"), logits.astype("float32"))))
+        return (ids.astype("int32"), logits, eps, pad_id), expected
+
+    def body():
+        cases = [
+            (f"y_true {_shape(2, 3)} without padding, logits {_shape(2, 3, 7)}", case(2, 3, 7), 1e-5),
+            (f"y_true {_shape(3, 4)} with padding (real lengths 4, 2, 1), logits {_shape(3, 4, 6)}",
+             case(3, 4, 6, lengths=[4, 2, 1]), 1e-5),
+            (f"batch 1 with one position, logits {_shape(1, 1, 3)}", case(1, 1, 3), 1e-5),
+            (f"label_smoothing=0 with padding, logits {_shape(2, 3, 5)}", case(2, 3, 5, [3, 1], eps=0.0), 1e-5),
+            (f"pad_id=2 with padding, logits {_shape(2, 3, 5)}", case(2, 3, 5, [2, 3], pad_id=2), 1e-5),
+            (f"float16 logits up to about 40 with padding, logits {_shape(2, 4, 6)}",
+             case(2, 4, 6, [4, 2], dtype="float16", scale=15.0), 1e-2),
+            (f"bfloat16 logits with padding, logits {_shape(2, 3, 6)}",
+             case(2, 3, 6, [3, 2], dtype=ml_dtypes.bfloat16), 2e-2),
+        ]
+        for label, ((ids, logits, eps, pad_id), expected), tol in cases:
+            got = _to_numpy(_call(fn, label, ids, logits, label_smoothing=eps, pad_id=pad_id), label, "the loss")
+            if got.size != 1:
+                raise _Mismatch(f"on {label}, expected a scalar loss (the mean over real tokens), "
+                                f"got shape {tuple(got.shape)}")
+            _compare(got.reshape(()), np.float64(expected), label, "the loss", rtol=tol, atol=tol)
+        return f"correct: {_name(fn)} matches tfm.LabelSmoothedCrossEntropy on {len(cases)} inputs"
+
+    return _run("check_label_smoothed_loss", fn, body)
+
+
+def check_schedule(fn):
+    """Eq. 3's learning rate, `d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)` (§5.3).
+
+    Contract: `fn(iteration, d_model, warmup_steps) -> float`, where `iteration` is the Python int
+    Keras passes to a schedule: the optimizer's 0-based update count. The paper counts steps from 1,
+    so `step = iteration + 1` (the first update must not get a zero rate).
+
+    Checked against `tfm.TransformerSchedule(d_model, warmup_steps)(iteration)` around the start, the
+    peak (`step == warmup_steps`) and far into the decay, for `warmup_steps` 4000, 10 and 1.
+    """
+    from tfm.schedules import TransformerSchedule
+
+    def body():
+        settings = [(512, 4000, [0, 1, 2, 3998, 3999, 4000, 100_000]), (64, 10, list(range(0, 25))), (16, 1, [0, 1, 7])]
+        count = 0
+        for d_model, warmup, iterations in settings:
+            schedule = TransformerSchedule(d_model, warmup)
+            for iteration in iterations:
+                label = f"iteration={iteration} (step {iteration + 1}), d_model={d_model}, warmup_steps={warmup}"
+                got = _to_numpy(_call(fn, label, iteration, d_model, warmup), label, "the rate")
+                if got.size != 1:
+                    raise _Mismatch(f"on {label}, expected one number, got shape {tuple(got.shape)}")
+                expected = float(ops.convert_to_numpy(schedule(iteration)))
+                _compare(got.reshape(()), np.float64(expected), label, "the rate", rtol=1e-5, atol=0)
+                count += 1
+        return f"correct: {_name(fn)} matches tfm.TransformerSchedule at {count} iterations"
+
+    return _run("check_schedule", fn, body)
