@@ -140,7 +140,71 @@ def plots():
     curves = time_to_quality_curves()
     if curves:
         images["quality_m30k_small_curves"] = plot_time_to_quality(curves)
+    candidates = m30k_search()
+    if len(candidates) > 1:
+        images["quality_m30k_small_search"] = plot_m30k_search(candidates)
     return images
+
+
+# Issue 27's search: every `benchmarks/quality_at_budget.py --no-test --name m30k_search_*` candidate beside the
+# recipe it starts from (quality_m30k_small). 29,000 training pairs per epoch, whatever the recipe.
+M30K_PAIRS = 29000
+M30K_SEARCH_BASE = ("quality_m30k_small", "Transformer m30k_small (small pre-LN, lowercased Moses text)")
+
+
+def m30k_search():
+    """[{label, file, epochs, train_seconds, curve}] for m30k_small and each search candidate with a curve."""
+    sources = [M30K_SEARCH_BASE[0]] + sorted(f[:-len(".json")] for f in os.listdir(RESULTS)
+                                             if f.startswith("m30k_search_") and f.endswith(".json"))
+    out = []
+    for name in sources:
+        data = _load(name) or {}
+        for row in data.get("rows", []):
+            curve = (data.get("curves") or {}).get(row["model"])
+            if curve and (name != M30K_SEARCH_BASE[0] or row["model"] == M30K_SEARCH_BASE[1]):
+                out.append({"label": row["model"].replace(M30K_SEARCH_BASE[1], "m30k_small"), "file": name, "epochs": row["epochs"],
+                            "train_seconds": row["train_seconds"], "curve": curve})
+    return out if out and out[0]["file"] == M30K_SEARCH_BASE[0] else []
+
+
+def m30k_search_table(candidates, last=10):
+    """The search as a Markdown table: training speed and greedy validation BLEU (first 300 sentences)."""
+    lines = ["| recipe | epochs | training s | s per epoch | pairs/s | val BLEU, mean of the last "
+             f"{last} epochs | best epoch (BLEU) | results file |", "|---|---|---|---|---|---|---|---|"]
+    for c in candidates:
+        bleus = [b for _, b in c["curve"]]
+        tail = bleus[-last:]
+        best = max(range(len(bleus)), key=bleus.__getitem__)
+        lines.append(f"| {c['label']} | {c['epochs']} | {c['train_seconds']} | {c['train_seconds'] / c['epochs']:.1f} "
+                     f"| {M30K_PAIRS * c['epochs'] / c['train_seconds']:.0f} | {sum(tail) / len(tail):.2f} "
+                     f"| {best + 1} ({bleus[best]:.2f}) | `docs/results/{c['file']}.json` |")
+    return lines
+
+
+def plot_m30k_search(candidates, window=5):
+    """Greedy validation BLEU against minutes of training, each candidate against m30k_small: the points
+    (300 sentences, noisy) and their running mean over `window` epochs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    for c, color in zip(candidates, plt.rcParams["axes.prop_cycle"].by_key()["color"]):
+        xs, ys = zip(*c["curve"])
+        minutes = [x / 60 for x in xs]
+        mean = [sum(ys[max(0, i - window + 1): i + 1]) / len(ys[max(0, i - window + 1): i + 1]) for i in range(len(ys))]
+        ax.plot(minutes, ys, "o", ms=2.5, color=color, alpha=0.35)
+        ax.plot(minutes, mean, lw=2.4 if c["file"] == M30K_SEARCH_BASE[0] else 1.6, color=color,
+                label=f"{c['label']} ({window}-epoch mean)")
+    ax.axvline(90, color="grey", ls="--", lw=1)
+    ax.set_ylim(bottom=max(0, min(min(b for _, b in c["curve"][len(c["curve"]) // 3:]) for c in candidates) - 3))
+    ax.set_xlabel("minutes of training on 2 CPU cores (evaluation not counted)")
+    ax.set_ylabel("validation BLEU (greedy, Moses lc, 300 sentences)")
+    ax.set_title("Issue 27's search: each candidate against m30k_small", fontsize=10)
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(alpha=0.3)
+    return _save(fig, "quality_m30k_small_search.png")
 
 
 # The time-to-quality figure: (results file, curve label in it, label in the figure, BLEU footing).
@@ -224,6 +288,9 @@ def render():
         for key in (name, name + "_curves"):
             if key in images:
                 lines += [f"![{key}]({images[key]})", ""]
+        if name == M30K_SEARCH_BASE[0] and len(candidates := m30k_search()) > 1:
+            lines += ["### Issue 27's search on validation (every candidate, generated from its results file)", "",
+                      *m30k_search_table(candidates), "", f"![{name}_search]({images[name + '_search']})", ""]
         notes = os.path.join(RESULTS, f"{name}.notes.md")  # written by hand beside the numbers: analysis, searches
         if os.path.exists(notes):
             with open(notes) as f:
