@@ -20,6 +20,8 @@ def test_invalid_configs_name_the_bad_values():
         TransformerConfig(d_model=100, num_heads=3)
     with pytest.raises(ValueError, match="dropout=1.2"):
         TransformerConfig(dropout=1.2)
+    with pytest.raises(ValueError, match="activation_dropout=-0.1"):
+        TransformerConfig(activation_dropout=-0.1)
     with pytest.raises(ValueError, match="positional='rotary'"):
         TransformerConfig(positional="rotary")
     with pytest.raises(ValueError, match="num_layers=0"):

@@ -47,6 +47,7 @@ PAPER_MODEL = {
     "value_dim": ("§3.2.2, Table 3", 64, 64),
     "dropout": ("§5.4, Table 3", 0.1, 0.3),
     "attention_dropout": ("§5.4", NOT_IN_PAPER, NOT_IN_PAPER),
+    "activation_dropout": ("§5.4", NOT_IN_PAPER, NOT_IN_PAPER),
     "label_smoothing": ("§5.4, Table 3", 0.1, 0.1),
     "rdrop_alpha": ("§5.4", NOT_IN_PAPER, NOT_IN_PAPER),
     "vocab_size": ("§5.1", 37000, 37000),  # EN-DE: "a shared source-target vocabulary of about 37000 tokens"
@@ -162,6 +163,8 @@ NOTES = {
     ("model", "dropout"): "Big on EN-FR used P_drop = 0.1 instead of 0.3 (§6.1): `TransformerConfig.big(dropout=0.1)`.",
     ("model", "attention_dropout"): "Dropout on the attention weights; §5.4 names only residual dropout "
                                     "(sub-layer outputs and embedding sums).",
+    ("model", "activation_dropout"): "Dropout on the feed-forward network's inner activations (tensor2tensor's "
+                                     "relu_dropout, fairseq's activation_dropout); §5.4 names only residual dropout.",
     ("model", "rdrop_alpha"): "R-Drop (Liang et al., 2021), a regulariser from after the paper, for small "
                               "corpora: each batch twice, a KL term between the two dropout passes. 0 = off.",
     ("training", "rdrop_alpha"): "Copied from the model config; above 0 every training batch holds each pair "

@@ -50,3 +50,20 @@ def test_stack_weights_one_per_layer():
     np.testing.assert_allclose(encoder(x, padding_mask=mask), out, atol=1e-6)
     assert len(weights) == 3 and all(w.shape == (2, 2, 4, 4) for w in weights)
     assert all(np.all(np.asarray(w)[1, :, :, 3] == 0.0) for w in weights)
+
+
+def test_activation_dropout_drops_the_ffn_inner_units_in_training_only(tmp_path):
+    """`activation_dropout` reaches the FFN of every block (config round trip); at inference the block
+    equals one without it; in training it changes the output though residual dropout is 0."""
+    x = _x(2, 4, 8)
+    run_layer_test(Encoder, dict(num_layers=2, num_heads=2, d_ff=16, dropout=0.0, activation_dropout=0.5),
+                   {"x": x}, expected_output_shape=(2, 4, 8), expected_num_trainable_weights=32,
+                   tmp_path=tmp_path, run_fit=False)
+    encoder = Encoder(num_layers=2, num_heads=2, d_ff=16, dropout=0.0, activation_dropout=0.5)
+    plain = Encoder(num_layers=2, num_heads=2, d_ff=16, dropout=0.0)
+    encoder(x), plain(x)
+    plain.set_weights(encoder.get_weights())
+    assert [layer.ffn.dropout for layer in encoder.layers] == [0.5, 0.5]
+    assert Encoder.from_config(encoder.get_config()).layers[1].ffn.dropout == 0.5
+    np.testing.assert_allclose(encoder(x, training=False), plain(x, training=False), atol=1e-6)
+    assert np.max(np.abs(np.asarray(encoder(x, training=True)) - np.asarray(plain(x, training=True)))) > 1e-3

@@ -81,6 +81,13 @@ def test_weight_tying_and_untied(tiny):
     assert untied.count_params() - tiny.count_params() == 30 * 64 * 2 + 30
 
 
+def test_config_dropouts_reach_every_block():
+    model = tfm.build_transformer(TransformerConfig.tiny(vocab_size=30, attention_dropout=0.2, activation_dropout=0.3))
+    blocks = [*model.encoder.layers, *model.decoder.layers]
+    assert [b.ffn.dropout for b in blocks] == [0.3] * len(blocks)
+    assert [b.attention_dropout for b in blocks] == [0.2] * len(blocks)
+
+
 def test_save_load(tmp_path, tiny):
     src, tgt = _ids(2, 5, 9), _ids(2, 4, 10)
     path = tmp_path / "t.keras"

@@ -13,7 +13,7 @@ class Decoder(TransformerStack):
     Args:
         num_layers: int. `N`.
         num_heads, d_ff, key_dim, value_dim, dropout, attention_dropout,
-        norm_first, layer_norm_epsilon: as in `DecoderLayer`.
+        norm_first, layer_norm_epsilon, activation_dropout: as in `DecoderLayer`.
 
     Call args:
         x: float `(B, T, D)`, the embedded, position-encoded shifted target.

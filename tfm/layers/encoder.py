@@ -16,7 +16,7 @@ class Encoder(TransformerStack):
     Args:
         num_layers: int. `N`.
         num_heads, d_ff, key_dim, value_dim, dropout, attention_dropout,
-        norm_first, layer_norm_epsilon: as in `EncoderLayer`.
+        norm_first, layer_norm_epsilon, activation_dropout: as in `EncoderLayer`.
 
     Call args:
         x: float `(B, S, D)`.

@@ -18,6 +18,8 @@ class EncoderLayer(TransformerBlock):
         value_dim: int. `d_v` per head. Defaults to `key_dim`.
         dropout: float. `P_drop` on sub-layer outputs. Defaults to `0.1`.
         attention_dropout: float. Dropout on attention weights. Defaults to `0.0`.
+        activation_dropout: float. Dropout on the feed-forward network's inner activations (not in the
+            paper; tensor2tensor's `relu_dropout`). Defaults to `0.0`.
         norm_first: bool. Pre-LN instead of the paper's post-LN. Defaults to `False`.
         layer_norm_epsilon: float. Defaults to `1e-6`.
 

@@ -22,7 +22,7 @@ class TransformerBlock(keras.layers.Layer):
     """Base of `EncoderLayer` and `DecoderLayer`: see those for Args and Call args."""
 
     def __init__(self, num_heads, d_ff, key_dim=None, value_dim=None, dropout=0.1,
-                 attention_dropout=0.0, norm_first=False, layer_norm_epsilon=1e-6, **kwargs):
+                 attention_dropout=0.0, norm_first=False, layer_norm_epsilon=1e-6, activation_dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         self.num_heads = int(num_heads)
         self.d_ff = int(d_ff)
@@ -30,9 +30,10 @@ class TransformerBlock(keras.layers.Layer):
         self.value_dim = value_dim
         self.dropout = float(dropout)
         self.attention_dropout = float(attention_dropout)
+        self.activation_dropout = float(activation_dropout)
         self.norm_first = bool(norm_first)
         self.layer_norm_epsilon = float(layer_norm_epsilon)
-        self.ffn = FeedForward(d_ff, name="feed_forward", dtype=self.dtype_policy)
+        self.ffn = FeedForward(d_ff, dropout=self.activation_dropout, name="feed_forward", dtype=self.dtype_policy)
         self.ffn_norm = self._norm("feed_forward_norm")
 
     def _norm(self, name):
@@ -54,7 +55,7 @@ class TransformerBlock(keras.layers.Layer):
             "num_heads": self.num_heads, "d_ff": self.d_ff, "key_dim": self.key_dim,
             "value_dim": self.value_dim, "dropout": self.dropout,
             "attention_dropout": self.attention_dropout, "norm_first": self.norm_first,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "layer_norm_epsilon": self.layer_norm_epsilon, "activation_dropout": self.activation_dropout,
         }
 
 
@@ -65,7 +66,7 @@ class TransformerStack(keras.layers.Layer):
     block_class = None
 
     def __init__(self, num_layers, num_heads, d_ff, key_dim=None, value_dim=None, dropout=0.1,
-                 attention_dropout=0.0, norm_first=False, layer_norm_epsilon=1e-6, **kwargs):
+                 attention_dropout=0.0, norm_first=False, layer_norm_epsilon=1e-6, activation_dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         if int(num_layers) <= 0:
             raise ValueError(f"num_layers={num_layers} must be positive")
@@ -73,7 +74,7 @@ class TransformerStack(keras.layers.Layer):
         self.layer_kwargs = dict(
             num_heads=num_heads, d_ff=d_ff, key_dim=key_dim, value_dim=value_dim, dropout=dropout,
             attention_dropout=attention_dropout, norm_first=norm_first,
-            layer_norm_epsilon=layer_norm_epsilon)
+            layer_norm_epsilon=layer_norm_epsilon, activation_dropout=activation_dropout)
         self.layers = [self.block_class(**self.layer_kwargs, name=f"layer_{i}", dtype=self.dtype_policy)
                        for i in range(self.num_layers)]
         self.final_norm = (
