@@ -18,7 +18,7 @@ def run_examples(name):
     module = importlib.import_module(name)
     tests = sorted((t for t in doctest.DocTestFinder().find(module) if t.examples), key=lambda t: t.lineno or 0)
     namespace = dict(vars(module))
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner = doctest.DocTestRunner(verbose=False, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     report = []
     for test in tests:
         test.globs = namespace

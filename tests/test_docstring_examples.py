@@ -36,7 +36,7 @@ def _own_public(module):
 @pytest.mark.parametrize("name", MODULES)
 def test_examples_run_as_written(name):
     module = importlib.import_module(name)
-    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(optionflags=FLAGS)
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner(verbose=False, optionflags=FLAGS)  # not -v's
     report = []
     for test in finder.find(module):
         test.globs = dict(vars(module))

@@ -69,7 +69,7 @@ _EXPORTS = {
 }
 _LAYERS = ("Attention", "AttentionScore", "BahdanauAttention", "Decoder", "DecoderLayer", "Encoder", "EncoderLayer",
            "FeedForward", "LuongAttention", "MultiHeadAttention", "PositionalEmbedding", "PositionalEncoding",
-           "RNNDecoder", "RNNEncoder", "SharedEmbedding", "attention_weights", "masked_softmax",
+           "RNNDecoder", "RNNEncoder", "SharedEmbedding", "TokenDropout", "attention_weights", "masked_softmax",
            "positional_encoding", "scaled_dot_product_attention")
 _EXPORTS.update({name: "tfm.layers" for name in _LAYERS})
 # Every module and package in tfm/, read from the folder so a new one is never missed: `tfm.parsing` etc.

@@ -122,6 +122,7 @@ class TransformerConfig(ConfigIO):
     dropout: float = 0.1  # P_drop on sub-layer outputs and embedding sums (§5.4)
     attention_dropout: float = 0.0  # dropout on attention weights (not in the paper)
     activation_dropout: float = 0.0  # dropout on the FFN's inner activations (tensor2tensor's relu_dropout; not in the paper)
+    token_dropout: float = 0.0  # input tokens replaced by UNK while training (word dropout; not in the paper)
     label_smoothing: float = 0.1  # eps_ls (§5.4)
     rdrop_alpha: float = 0.0  # R-Drop's KL weight (Liang et al., 2021; not in the paper): 0 = off
     vocab_size: int = 37000  # shared source/target subword vocabulary (§5.1, BPE ~37000)
@@ -156,7 +157,7 @@ class TransformerConfig(ConfigIO):
                 f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}; "
                 "choose sizes that divide or set key_dim and value_dim explicitly"
             )
-        for name in ("dropout", "attention_dropout", "activation_dropout"):
+        for name in ("dropout", "attention_dropout", "activation_dropout", "token_dropout"):
             value = getattr(self, name)
             if not 0.0 <= value < 1.0:
                 raise ValueError(f"{name}={value} must be in [0, 1)")

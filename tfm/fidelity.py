@@ -48,6 +48,7 @@ PAPER_MODEL = {
     "dropout": ("§5.4, Table 3", 0.1, 0.3),
     "attention_dropout": ("§5.4", NOT_IN_PAPER, NOT_IN_PAPER),
     "activation_dropout": ("§5.4", NOT_IN_PAPER, NOT_IN_PAPER),
+    "token_dropout": ("§5.4", NOT_IN_PAPER, NOT_IN_PAPER),
     "label_smoothing": ("§5.4, Table 3", 0.1, 0.1),
     "rdrop_alpha": ("§5.4", NOT_IN_PAPER, NOT_IN_PAPER),
     "vocab_size": ("§5.1", 37000, 37000),  # EN-DE: "a shared source-target vocabulary of about 37000 tokens"
@@ -165,6 +166,8 @@ NOTES = {
                                     "(sub-layer outputs and embedding sums).",
     ("model", "activation_dropout"): "Dropout on the feed-forward network's inner activations (tensor2tensor's "
                                      "relu_dropout, fairseq's activation_dropout); §5.4 names only residual dropout.",
+    ("model", "token_dropout"): "Word dropout (Sennrich et al., 2016): source and target input tokens replaced by "
+                                "UNK while training, the labels kept; a regulariser from after the paper.",
     ("model", "rdrop_alpha"): "R-Drop (Liang et al., 2021), a regulariser from after the paper, for small "
                               "corpora: each batch twice, a KL term between the two dropout passes. 0 = off.",
     ("training", "rdrop_alpha"): "Copied from the model config; above 0 every training batch holds each pair "

@@ -128,3 +128,18 @@ def test_tiny_transformer_learns_reversal():
     model.fit(train_x, train_y, batch_size=64, epochs=6, verbose=0)
     result = model.evaluate(val_x, val_y, verbose=0, return_dict=True)
     assert result["accuracy"] >= 0.95, result
+
+
+def test_token_dropout_changes_a_training_pass_only():
+    """`token_dropout` replaces input words by UNK in `call` with training=True; inference and decoding are
+    the model without it (same weights)."""
+    config = TransformerConfig.tiny(vocab_size=30, dropout=0.0)
+    plain = tfm.build_transformer(config)
+    dropping = tfm.build_transformer(TransformerConfig.tiny(vocab_size=30, dropout=0.0, token_dropout=0.5))
+    dropping.set_weights(plain.get_weights())  # no extra weights: the layer has none
+    source, target = _ids(4, 9, 1), _ids(4, 7, 2)
+    np.testing.assert_allclose(dropping((source, target), training=False), plain((source, target)), atol=1e-6)
+    trained = np.asarray(dropping((source, target), training=True))
+    assert np.max(np.abs(trained - np.asarray(plain((source, target), training=True)))) > 1e-3
+    memory, mask = dropping.encode(source)  # decoding's entry: no token dropout
+    np.testing.assert_allclose(memory, plain.encode(source)[0], atol=1e-6)

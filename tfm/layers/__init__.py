@@ -1,5 +1,5 @@
 """Layers: attention (scaled dot-product, multi-head, Bahdanau, Luong), positions, embeddings,
-feed-forward, encoder/decoder blocks and stacks, RNN parts."""
+feed-forward, token dropout, encoder/decoder blocks and stacks, RNN parts."""
 
 from tfm.layers.decoder import Decoder
 from tfm.layers.decoder_layer import DecoderLayer
@@ -14,6 +14,7 @@ from tfm.layers.scaled_dot_product_attention import (
     scaled_dot_product_attention,
 )
 from tfm.layers.shared_embedding import SharedEmbedding
+from tfm.layers.token_dropout import TokenDropout
 from tfm.layers.attention import Attention
 from tfm.layers.attention_score import AttentionScore
 from tfm.layers.bahdanau_attention import BahdanauAttention

@@ -8,6 +8,7 @@ from tfm.layers.decoder import Decoder
 from tfm.layers.encoder import Encoder
 from tfm.layers.positional_encoding import PositionalEmbedding, PositionalEncoding
 from tfm.layers.shared_embedding import SharedEmbedding
+from tfm.layers.token_dropout import TokenDropout
 from tfm.masks import padding_mask
 
 
@@ -74,6 +75,9 @@ class Transformer(keras.Model):
             self.target_positions = PositionalEmbedding(positions, name="target_positions", dtype=dtype)
         self.source_dropout = keras.layers.Dropout(c.dropout, dtype=dtype)
         self.target_dropout = keras.layers.Dropout(c.dropout, dtype=dtype)
+        # Word dropout on the inputs of a training pass (`call` only: decoding never drops tokens).
+        self.source_token_dropout = TokenDropout(c.token_dropout, name="source_token_dropout")
+        self.target_token_dropout = TokenDropout(c.token_dropout, name="target_token_dropout")
         stack = dict(
             num_layers=c.num_layers, num_heads=c.num_heads, d_ff=c.d_ff, key_dim=c.head_key_dim,
             value_dim=c.head_value_dim, dropout=c.dropout, attention_dropout=c.attention_dropout,
@@ -143,6 +147,8 @@ class Transformer(keras.Model):
             source_ids, target_ids = inputs["source_ids"], inputs["target_ids"]
         else:
             source_ids, target_ids = inputs
+        source_ids = self.source_token_dropout(source_ids, training=training)  # identity unless token_dropout
+        target_ids = self.target_token_dropout(target_ids, training=training)
         memory, memory_mask = self.encode(source_ids, training=training)
         return self.decode(target_ids, memory, memory_mask, training=training)
 
