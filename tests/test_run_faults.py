@@ -19,7 +19,7 @@ import time
 import keras
 import pytest
 
-from tfm import cli, runs
+from tfm import atomic, cli, runs
 from training_helper import ROOT, child_env, copy_run, fail_fsync, free_ports, train_argv
 
 CHILD_TIMEOUT = 300
@@ -124,7 +124,8 @@ def read_only(monkeypatch, folder):
             refuse(path)
         return real_makedirs(path, *args, **kwargs)
 
-    monkeypatch.setattr(runs, "open", guarded_open, raising=False)
+    for module in (runs, atomic):  # tfm's writers: the run folder's and the whole-or-nothing files'
+        monkeypatch.setattr(module, "open", guarded_open, raising=False)
     monkeypatch.setattr(os, "open", guarded_os_open)
     monkeypatch.setattr(os, "makedirs", guarded_makedirs)
 

@@ -17,11 +17,10 @@ A run folder (`RUN`, the `--output` of `tfm train`) holds:
     info["config"].beam_size, info["config"].length_penalty       # the run's decoding settings (§6.1)
 
 Every file is written whole or not at all (`write_atomic`: a temporary `.tmpPID.*` file in
-the same folder, fsync, rename), so a killed process or a full disk never leaves half a
-file where a later session would trust it; a write that fails raises `WriteError`,
-which names the file and the cause (disk full, file too large, read-only). Weights are
-built in memory first (`weights_bytes`), so such a failure happens in Python's write,
-never inside HDF5. One `tfm train` at a time writes a folder (`lock_run`). What a run
+the same folder, fsync, rename; `tfm.atomic`, whose names this module re-exports), so a killed
+process or a full disk never leaves half a file where a later session would trust it; a write
+that fails raises `WriteError`, which names the file and the cause (disk full, file too large,
+read-only). One `tfm train` at a time writes a folder (`lock_run`). What a run
 has finished, and how a session resumes it (a damaged backup included), is
 `tfm.resume`'s.
 """
@@ -30,7 +29,6 @@ import contextlib
 import csv
 import datetime
 import errno
-import hashlib
 import io
 import json
 import logging
@@ -42,6 +40,8 @@ import socket
 import keras
 
 from tfm import __version__
+from tfm.atomic import (CAUSES, WriteError, cause, save_weights, weights_bytes,  # noqa: F401  (tfm.runs' API)
+                        write_atomic, write_json_atomic)
 from tfm.config import DataConfig
 from tfm.data.subword_tokenizer import MODEL_FILE, SubwordTokenizer
 from tfm.models.registry import build_model, config_class
@@ -241,32 +241,7 @@ def _running(pid):
     return True
 
 
-# Writing files: whole or not at all ---------------------------------------------
-CAUSES = {
-    errno.ENOSPC: "the disk is full",
-    errno.EDQUOT: "the disk quota is used up",
-    errno.EFBIG: "the file would exceed the file-size limit set by ulimit -f",
-    errno.EROFS: "the file system is read-only",
-    errno.EACCES: "permission denied",
-    errno.EPERM: "permission denied",
-    errno.EIO: "an input/output error (a failing disk or a lost network mount)",
-}
-
-
-def cause(error):
-    """What an `OSError` means, in words: "the disk is full (ENOSPC)"."""
-    if error.errno in CAUSES:
-        return f"{CAUSES[error.errno]} ({errno.errorcode[error.errno]})"
-    return error.strerror or str(error)
-
-
-class WriteError(OSError):
-    """A file could not be written; the message names it and the cause (`OSError(errno, strerror, path)`)."""
-
-    def __str__(self):
-        return f"cannot write {self.filename}: {cause(self)}"
-
-
+# Writing files: whole or not at all (tfm.atomic) -----------------------------------
 def make_folder(path):
     """`os.makedirs(path, exist_ok=True)`, raising `WriteError` naming the folder."""
     try:
@@ -276,90 +251,6 @@ def make_folder(path):
         raise
     except OSError as error:
         raise WriteError(error.errno, error.strerror, error.filename or path) from None
-
-
-def write_atomic(path, data, before_replace=None):
-    """Writes `data` (bytes or str) to `path` whole or not at all.
-
-    The data go to `.tmpPID.<name>` in the same folder, are flushed to the disk (fsync)
-    and renamed over `path`. On any failure the temporary file is removed and `path`
-    keeps what it held before.
-
-    Args:
-        before_replace: called between the fsync and the rename (e.g. to keep the
-            previous file under another name).
-
-    Raises:
-        WriteError: naming `path` and the cause (disk full, file too large, read-only, ...).
-    """
-    folder, name = os.path.split(os.path.abspath(path))
-    tmp = os.path.join(folder, f".tmp{os.getpid()}.{name}")
-    data = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if before_replace is not None:
-            before_replace()
-        os.replace(tmp, path)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        if isinstance(error, OSError) and not isinstance(error, WriteError):
-            raise WriteError(error.errno, error.strerror, path) from None
-        raise
-    _sync_folder(folder)
-
-
-def _sync_folder(folder):
-    try:  # the rename itself reaches the disk (POSIX; not possible on every file system)
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def write_json_atomic(path, value):
-    """`json.dump(value)` into `path`, whole or not at all (`write_atomic`)."""
-    write_atomic(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
-
-
-def weights_bytes(model):
-    """The `.weights.h5` file of `model` (what `model.save_weights` writes), built in memory.
-
-    Keras' own writer (`H5IOStore` over a `BytesIO`, which it accepts), so the file reads
-    back with `model.load_weights`. Writing it to the disk afterwards (`write_atomic`)
-    means a full disk or a file-size limit fails in Python's `write`, with the file
-    named, instead of inside HDF5 (which left half a file whose header passed for
-    whole, and crashed the interpreter at exit).
-    """
-    from keras.src.saving import saving_lib
-
-    buffer = io.BytesIO()
-    store = saving_lib.H5IOStore(buffer, mode="w")
-    try:
-        saving_lib._save_state(model, weights_store=store, assets_store=None, inner_path="",
-                               visited_saveables=set())
-    finally:
-        store.close()
-    return buffer.getbuffer()
-
-
-def save_weights(model, path):
-    """`model.save_weights(path)` whole or not at all; returns `{"bytes", "sha256"}` of the file written.
-
-    Raises:
-        WriteError: naming `path` and the cause.
-    """
-    data = weights_bytes(model)
-    write_atomic(path, data)
-    return {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
 
 
 # One writer per run folder -------------------------------------------------------
