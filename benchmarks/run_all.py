@@ -197,14 +197,20 @@ def plot_m30k_search(candidates, window=5):
         ax.plot(minutes, ys, "o", ms=2.5, color=color, alpha=0.35)
         ax.plot(minutes, mean, lw=2.4 if c["file"] == M30K_SEARCH_BASE[0] else 1.6, color=color,
                 label=f"{c['label']} ({window}-epoch mean)")
-    ax.axvline(90, color="grey", ls="--", lw=1)
     ax.set_ylim(bottom=max(0, min(min(b for _, b in c["curve"][len(c["curve"]) // 3:]) for c in candidates) - 3))
+    _minutes_axes(ax, "validation BLEU (greedy, Moses lc, 300 sentences)",
+                  "Issue 27's search: each candidate against m30k_small")
+    return _save(fig, "quality_m30k_small_search.png")
+
+
+def _minutes_axes(ax, ylabel, title):
+    """The axes of a BLEU-against-training-minutes figure: the 90-minute budget marked, legend, grid."""
+    ax.axvline(90, color="grey", ls="--", lw=1)
     ax.set_xlabel("minutes of training on 2 CPU cores (evaluation not counted)")
-    ax.set_ylabel("validation BLEU (greedy, Moses lc, 300 sentences)")
-    ax.set_title("Issue 27's search: each candidate against m30k_small", fontsize=10)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="lower right")
     ax.grid(alpha=0.3)
-    return _save(fig, "quality_m30k_small_search.png")
 
 
 # The time-to-quality figure: (results file, curve label in it, label in the figure, BLEU footing).
@@ -239,12 +245,7 @@ def plot_time_to_quality(curves):
     for label, points in curves.items():
         xs, ys = zip(*points)
         ax.plot([x / 60 for x in xs], ys, marker="o", ms=2.5, lw=2.2 if "this recipe" in label else 1.2, label=label)
-    ax.axvline(90, color="grey", ls="--", lw=1)
-    ax.set_xlabel("minutes of training on 2 CPU cores (evaluation not counted)")
-    ax.set_ylabel("validation BLEU (greedy, lowercased)")
-    ax.set_title("Multi30k en-de: time to quality (val, first 300 sentences)", fontsize=10)
-    ax.legend(fontsize=7, loc="lower right")
-    ax.grid(alpha=0.3)
+    _minutes_axes(ax, "validation BLEU (greedy, lowercased)", "Multi30k en-de: time to quality (val, first 300 sentences)")
     return _save(fig, "quality_m30k_small_curves.png")
 
 
