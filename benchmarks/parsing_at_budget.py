@@ -22,7 +22,8 @@ Rows, all scored the EVALB way (COLLINS.prm) on the held-out test files wsj_0185
 - the Bahdanau seq2seq of the same preset (same data, same budget, same decoding).
 `--split validation` scores the validation files (wsj_0170-0184, 217 sentences) instead: the
 recipe search looks only there, as §6.3 tuned on section 22; the test files are scored once per final
-recipe. `--set FIELD=VALUE` overrides a field of each model's config (the row records it).
+recipe. `--set FIELD=VALUE` overrides a field of each model's config, `--set MODEL:FIELD=VALUE` of that
+model's only (e.g. `--set transformer:num_layers=2`; the row records what applied to it).
 `--learning-curve F ...` also trains each model on the first F of the training sentences (same
 budget, same decoding) and scores the test files: the JSON's `learning_curve` is a list of
 {"model", "train_sentences", "f1"} (the full set's rows included), drawn in NAME_learning_curve.png.
@@ -76,6 +77,28 @@ def _scores(scores):
     return {k: (round(scores[k], 2) if isinstance(scores[k], float) else scores[k]) for k in keys if k in scores}
 
 
+def model_overrides(assignments, model):
+    """The `--set` assignments that apply to `model`: `FIELD=VALUE` (every model) and `MODEL:FIELD=VALUE`
+    (that model only, the prefix removed), in the order given.
+
+    Example:
+        >>> model_overrides(["dropout=0.1", "transformer:num_layers=2", "bahdanau:units=128"], "transformer")
+        ['dropout=0.1', 'num_layers=2']
+    """
+    chosen = []
+    for assignment in assignments:
+        field = assignment.split("=", 1)[0]
+        if ":" not in field:
+            chosen.append(assignment)
+            continue
+        prefix, rest = assignment.split(":", 1)
+        if prefix not in MODELS:
+            raise ValueError(f"--set {assignment!r}: {prefix!r} is not a model; expected one of {list(MODELS)}")
+        if prefix == model:
+            chosen.append(rest)
+    return chosen
+
+
 def run_model(name, args, gold, curves, train_sentences=None):
     from tfm.checkpoints import average_checkpoints
     from tfm.data.ptb_parse import SPLIT_SIZES
@@ -86,9 +109,10 @@ def run_model(name, args, gold, curves, train_sentences=None):
     from tfm.runs import epoch_checkpoints, load_run
     from tfm.training import train
 
+    overrides = model_overrides(args.set, name)
     # With --set the preset's description would be wrong: the label names the changes instead.
-    label = MODELS[name] if not args.set else f"{SHORT_NAMES[name]}, parse_small with {' '.join(args.set)}"
-    config = make_config("parse_small", name, overrides=args.set)
+    label = MODELS[name] if not overrides else f"{SHORT_NAMES[name]}, parse_small with {' '.join(overrides)}"
+    config = make_config("parse_small", name, overrides=overrides)
     run_dir = os.path.join(args.runs, name if train_sentences is None else f"{name}_{train_sentences}")
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
     points = curves[label if train_sentences is None else f"{label}, {train_sentences} sentences"] = []
@@ -108,7 +132,7 @@ def run_model(name, args, gold, curves, train_sentences=None):
                                                           leaves=DATASET_LEAVES[args.dataset])
         print(f"  {label}: {split} F1 {scores['f1']:.2f} ({'constrained' if constrained else 'unconstrained'} "
               f"search, {scores['repaired']} of {scores['sentences']} outputs repaired)", flush=True)
-    row = {"model": label, "preset": "parse_small", "dataset": args.dataset, "overrides": list(args.set), "split": split,
+    row = {"model": label, "preset": "parse_small", "dataset": args.dataset, "overrides": overrides, "split": split,
            "train_sentences": int(info["data"].get("train_sentences") or SPLIT_SIZES["train"]),
            "dtype_policy": _dtype_policy(args), "epochs": result.epochs,
            "train_seconds": points[-1][0] if points else 0, "averaged": last, "params": model.count_params(),
@@ -172,8 +196,9 @@ def main(argv=None):
     parser.add_argument("--also-test", action="store_true",
                         help="with --split validation: score the test files too (once per candidate, reported "
                              "beside the validation F1 the choice is made on)")
-    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                        help="override a field of each model's parse_small config (repeatable)")
+    parser.add_argument("--set", action="append", default=[], metavar="[MODEL:]FIELD=VALUE",
+                        help="override a field of each model's parse_small config, or with MODEL: of that "
+                             "model's only (repeatable)")
     parser.add_argument("--learning-curve", type=float, nargs="+", default=[], metavar="FRACTION",
                         help="also train on these fractions of the training sentences (e.g. 0.25 0.5), scored on test")
     parser.add_argument("--name", default="parsing_at_budget", help="results file docs/results/NAME.json")
@@ -187,6 +212,13 @@ def main(argv=None):
     args.data_dir = args.data_dir or os.environ.get("TFM_DATA_DIR")
     from tfm.data.ptb_parse import SPLIT_SIZES, ptb_parse_trees
 
+    from tfm.models.registry import make_config
+
+    try:
+        for name in args.models:  # a config that cannot be built fails here, not after an hour of training
+            make_config("parse_small", name, overrides=model_overrides(args.set, name))
+    except ValueError as error:
+        parser.error(str(error))
     bad = [f for f in args.learning_curve if not 0.0 < f < 1.0]
     if bad:
         parser.error(f"--learning-curve takes fractions between 0 and 1 (the full set is always run); got {bad}")
