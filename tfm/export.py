@@ -54,7 +54,7 @@ import tempfile
 import tensorflow as tf
 
 from tfm import runs
-from tfm.config import check_length_penalty
+from tfm.config_rules import check_length_penalty
 from tfm.decoding import outputs
 from tfm.decoding import text as text_rules
 from tfm.decoding.adapters import as_decodable

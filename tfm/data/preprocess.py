@@ -15,7 +15,7 @@ A model trained this way writes lowercased, tokenized text; `detokenize` gives r
 
 import functools
 
-from tfm.config import PREPROCESSORS
+from tfm.config_rules import PREPROCESSORS
 
 
 def check_preprocess(method):

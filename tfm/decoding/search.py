@@ -57,7 +57,7 @@ from typing import NamedTuple
 import numpy as np
 import tensorflow as tf
 
-from tfm.config import check_length_penalty
+from tfm.config_rules import check_length_penalty
 from tfm.decoding import batch_state
 from tfm.decoding.adapters import as_decodable
 from tfm.special_tokens import END_ID, PAD_ID, START_ID

@@ -21,7 +21,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfm import text_rule
-from tfm.config import check_length_penalty
+from tfm.config_rules import check_length_penalty
 from tfm.decoding import outputs
 from tfm.decoding import text as text_rules
 from tfm.decoding.adapters import as_decodable
