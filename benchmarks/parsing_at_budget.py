@@ -149,27 +149,15 @@ def run_model(name, args, gold, curves, train_sentences=None):
 
 
 def plot_learning_curve(points, name):
-    """Test F1 against training sentences, one line per model, the paper's WSJ-only 91.3 at 40K marked."""
+    """docs/results/NAME_learning_curve.png: `tfm.parsing.plot_learning_curve` of the run's points."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from tfm.parsing import TABLE4_WSJ23_F1
+    from tfm.parsing import plot_learning_curve as draw
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for model in sorted({p["model"] for p in points}):
-        mine = sorted((p["train_sentences"], p["f1"]) for p in points if p["model"] == model)
-        ax.plot(*zip(*mine), marker="o", label=model)
-    [paper] = [f1 for parser, training, f1 in TABLE4_WSJ23_F1
-               if parser.startswith("Transformer") and training.startswith("WSJ only")]
-    ax.scatter([40000], [paper], marker="*", s=120, color="black", label=f"Table 4, Transformer, WSJ only ({paper})")
-    ax.set_xscale("log")
-    ax.set_xlabel("training sentences (log scale)")
-    ax.set_ylabel("test F1 (EVALB, 196 sentences)")
-    ax.set_title("Parsing: F1 against training data at a fixed CPU budget")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    fig = draw(points)
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "results", f"{name}_learning_curve.png")
     fig.savefig(out, dpi=100, bbox_inches="tight")
     plt.close(fig)

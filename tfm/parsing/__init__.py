@@ -7,7 +7,8 @@
     evalb.py            labeled bracket F1 the EVALB way (COLLINS.prm), the right-branching baseline, Table 4
     tree_constraint.py  `TreeConstraint`: the search writes only well-formed trees (a `tfm.decoding.Constraint`)
     evaluation.py       a run's model parses a split, its trees are rebuilt and scored (`tfm evaluate`)
-    tree_plots.py       `plot_tree`: a tree drawn, the wrong constituents in red
+    tree_plots.py       `plot_tree`: a tree drawn, the wrong constituents in red; `plot_learning_curve`: F1
+                        against training sentences beside Table 4
 
     tree = tfm.parsing.preprocess_tree(raw)                    # an nltk.Tree from tfm.data.ptb_parse
     tokens = tfm.parsing.linearize(tree)                        # ["(S", "(NP", "XX", "XX", ")", ...]
@@ -63,6 +64,9 @@ _EXPORTS = {
     "evaluate_run": "evaluation",
     "one_line": "evaluation",
     "split_trees": "evaluation",
+    "WSJ_TRAIN_SENTENCES": "evalb",
+    "learning_curve_trend": "tree_plots",
+    "plot_learning_curve": "tree_plots",
     "plot_tree": "tree_plots",
     "tree_layout": "tree_plots",
 }

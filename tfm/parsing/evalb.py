@@ -39,6 +39,7 @@ EQUIVALENT_LABELS = {"PRT": "ADVP"}  # COLLINS.prm: EQ_LABEL ADVP PRT
 
 # Vaswani et al. (2017), Table 4: English constituency parsing, F1 on WSJ section 23.
 # (parser, training, F1)
+WSJ_TRAIN_SENTENCES = 39_832  # sections 2-21 of the WSJ treebank: the training set of Table 4's "WSJ only" rows
 TABLE4_WSJ23_F1 = (
     ("Vinyals & Kaiser et al. (2014)", "WSJ only, discriminative", 88.3),
     ("Petrov et al. (2006)", "WSJ only, discriminative", 90.4),

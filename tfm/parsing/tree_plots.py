@@ -1,11 +1,13 @@
-"""Parse trees drawn for the course (§6.3, Table 4; notebook 13).
+"""Parse trees and parsers' learning curves drawn for the course (§6.3, Table 4; notebook 13).
 
     wrong = tfm.parsing.labeled_spans(predicted) - tfm.parsing.labeled_spans(gold)
     fig = tfm.parsing.plot_tree(predicted, highlight=wrong)   # an nltk.Tree, constituents to mark in red
+    fig = tfm.parsing.plot_learning_curve(points)             # F1 against training sentences, Table 4 beside
 """
 
 import numpy as np
 
+from tfm.parsing.evalb import TABLE4_WSJ23_F1, WSJ_TRAIN_SENTENCES
 from tfm.parsing.trees import constituents
 from tfm.viz import figure_axes
 
@@ -81,4 +83,76 @@ def plot_tree(tree, ax=None, title=None, highlight=(), figsize=None):
     ax.axis("off")
     if title:
         ax.set_title(title, fontsize=10)
+    return fig
+
+
+def learning_curve_trend(points, at=WSJ_TRAIN_SENTENCES):
+    """Each model's F1 as a straight line in log(training sentences), fitted by least squares.
+
+    Three points make a crude trend, not a forecast: it says how far the measured slope would carry if
+    it held, which learning curves usually do not (they bend down as F1 nears its ceiling).
+
+    Args:
+        points: `[{"model", "train_sentences", "f1"}]`, as `benchmarks/parsing_at_budget.py
+            --learning-curve` writes them; a model needs points at two sizes or more.
+        at: the training set size to carry the line to (default: WSJ sections 2-21, 39,832).
+
+    Returns:
+        `{model: {"per_doubling": F1 gained per doubling of the data, "at": F1 the line reaches at
+        `at` sentences}}`.
+
+    Example:
+        >>> trend = learning_curve_trend([{"model": "m", "train_sentences": 1000, "f1": 20.0},
+        ...                               {"model": "m", "train_sentences": 2000, "f1": 25.0}], at=8000)
+        >>> trend["m"]
+        {'per_doubling': 5.0, 'at': 35.0}
+    """
+    trend = {}
+    for model in sorted({p["model"] for p in points}):
+        sizes = np.array([p["train_sentences"] for p in points if p["model"] == model], dtype=float)
+        f1 = np.array([p["f1"] for p in points if p["model"] == model], dtype=float)
+        if len(set(sizes)) < 2:
+            raise ValueError(f"model {model!r}: a trend needs points at two training sizes or more, got {sorted(sizes)}")
+        slope, intercept = np.polyfit(np.log2(sizes), f1, 1)
+        trend[model] = {"per_doubling": round(float(slope), 2), "at": round(float(slope * np.log2(at) + intercept), 2)}
+    return trend
+
+
+def plot_learning_curve(points, ax=None, figsize=(6.4, 4.2), trend=True):
+    """Parsing F1 against training sentences (log scale), one line per model, Table 4's WSJ-only
+    Transformer (91.3 after 39,832 sentences, §6.3) as a star.
+
+    Args:
+        points: `[{"model", "train_sentences", "f1"}]` (`benchmarks/parsing_at_budget.py
+            --learning-curve` writes them in its results file as `learning_curve`).
+        ax: matplotlib axes or None (a new figure).
+        figsize: inches of a new figure.
+        trend: also draw each model's `learning_curve_trend`, dashed, out to the WSJ's size.
+
+    Returns:
+        `matplotlib.figure.Figure`.
+
+    Example:
+        >>> fig = plot_learning_curve([{"model": "LSTM", "train_sentences": 875, "f1": 20.0},
+        ...                            {"model": "LSTM", "train_sentences": 3501, "f1": 40.0}])
+    """
+    fig, ax = figure_axes(ax, figsize)
+    trends = learning_curve_trend(points) if trend else {}
+    for model in sorted({p["model"] for p in points}):
+        mine = sorted((p["train_sentences"], p["f1"]) for p in points if p["model"] == model)
+        line, = ax.plot(*zip(*mine), marker="o", label=model)
+        if model in trends:
+            slope, far = trends[model]["per_doubling"], trends[model]["at"]  # the fitted line, first size to WSJ
+            ax.plot([mine[0][0], WSJ_TRAIN_SENTENCES], [far - slope * np.log2(WSJ_TRAIN_SENTENCES / mine[0][0]), far],
+                    "--", color=line.get_color(), alpha=0.6,
+                    label=f"{model}: its trend ({trends[model]['per_doubling']:+.1f} F1 per doubling)")
+    [paper] = [f1 for parser, training, f1 in TABLE4_WSJ23_F1
+               if parser.startswith("Transformer") and training.startswith("WSJ only")]
+    ax.scatter([WSJ_TRAIN_SENTENCES], [paper], marker="*", s=140, color="black", zorder=3,
+               label=f"Table 4: Transformer, WSJ only ({paper})")
+    ax.set_xscale("log")
+    ax.set(xlabel="training sentences (log scale)", ylabel="F1 (EVALB)", ylim=(0, 100),
+           title="Parsing F1 against training data, same time budget")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
     return fig
