@@ -26,7 +26,8 @@ recipe. `--set FIELD=VALUE` overrides a field of each model's config, `--set MOD
 model's only (e.g. `--set transformer:num_layers=2`; the row records what applied to it).
 `--learning-curve F ...` also trains each model on the first F of the training sentences (same
 budget, same decoding) and scores the test files: the JSON's `learning_curve` is a list of
-{"model", "train_sentences", "f1"} (the full set's rows included), drawn in NAME_learning_curve.png.
+{"model", "train_sentences", "f1"} (the full set's rows included; `model` the short name, e.g. "Transformer"),
+drawn in NAME_learning_curve.png (`tfm.parsing.plot_learning_curve`).
 Each model is decoded twice: with the tree constraint (`tfm.parsing.TreeConstraint`: only
 well-formed trees with one leaf per word are searched; the row's F1) and without it (any
 output, repaired into a tree afterwards, as Vinyals et al. 2015; `unconstrained` in the
@@ -224,13 +225,16 @@ def main(argv=None):
     curves = {}
     for name in args.models:
         rows.append(run_model(name, args, gold, curves))
-    learning_curve = [{"model": row["model"], "train_sentences": row["train_sentences"],
+    # The curve names each model by its short name (its recipe is in `rows`): what a plot's legend shows.
+    learning_curve = [{"model": SHORT_NAMES[name], "train_sentences": row["train_sentences"],
                        "f1": row["f1"] if row["split"] == "test" else row["test"]["f1"]}
-                      for row in rows[1:] if row["split"] == "test" or "test" in row] if args.learning_curve else []
+                      for name, row in zip(args.models, rows[1:]) if row["split"] == "test" or "test" in row
+                      ] if args.learning_curve else []
     for fraction in sorted(args.learning_curve):
         for name in args.models:
             row = run_model(name, args, test_gold, curves, train_sentences=round(fraction * SPLIT_SIZES["train"]))
-            learning_curve.append({"model": row["model"], "train_sentences": row["train_sentences"], "f1": row["f1"]})
+            learning_curve.append({"model": SHORT_NAMES[name], "train_sentences": row["train_sentences"],
+                                   "f1": row["f1"]})
     command = "python benchmarks/parsing_at_budget.py " + " ".join(argv if argv is not None else sys.argv[1:])
     result = {"command": command.strip(), "budget_s": args.budget, "dtype_policy": _dtype_policy(args),
               "split": args.split, "rows": rows, "curves": curves, f"{args.split}_sentences": len(gold)}

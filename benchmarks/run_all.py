@@ -296,6 +296,8 @@ def render():
         for key in (name, name + "_curves"):
             if key in images:
                 lines += [f"![{key}]({images[key]})", ""]
+        if os.path.exists(os.path.join(RESULTS, f"{name}_learning_curve.png")):  # drawn by the benchmark itself
+            lines += [f"![{name}_learning_curve](results/{name}_learning_curve.png)", ""]
         if name == M30K_SEARCH_BASE[0] and len(candidates := m30k_search()) > 1:
             lines += ["### Issue 27's search on validation (every candidate, generated from its results file)", "",
                       *m30k_search_table(candidates), "", f"![{name}_search]({images[name + '_search']})", ""]
