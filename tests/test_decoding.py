@@ -471,7 +471,7 @@ def test_dynamic_shapes_equal_static(transformer, search, kwargs):
 
 @pytest.mark.parametrize("vocab, k", [(10000, 8), (1000, 4), (37000, 8), (70, 2)])
 def test_top_k_in_two_passes_equals_tf_top_k(vocab, k):
-    top_k = importlib.import_module("tfm.decoding.search")._top_k
+    top_k = importlib.import_module("tfm.decoding.search_parts")._top_k
     rng = np.random.default_rng(vocab)
     values = rng.normal(size=(5, vocab)).astype("float32")
     values[1, :] = np.round(values[1, :])  # many ties: the lower index must win, as in tf.math.top_k

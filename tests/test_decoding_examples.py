@@ -10,7 +10,8 @@ import importlib
 
 import pytest
 
-MODULES = ["tfm.text_rule", "tfm.decoding.text", "tfm.decoding.search", "tfm.decoding.translator", "tfm.export"]
+MODULES = ["tfm.text_rule", "tfm.decoding.text", "tfm.decoding.search", "tfm.decoding.search_parts", "tfm.decoding.greedy",
+           "tfm.decoding.beam", "tfm.decoding.translator", "tfm.export"]
 
 
 def run_examples(name):

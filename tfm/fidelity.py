@@ -84,7 +84,7 @@ PAPER_TRAINING = {
 
 # (module file, function) -> {argument: (setting, section, paper value)}: defaults read from the source.
 PAPER_FUNCTION_DEFAULTS = {
-    ("decoding/search.py", "beam_search"): {
+    ("decoding/beam.py", "beam_search"): {
         "beam_size": ("beam size", "§6.1", 4),
         "alpha": ("length penalty α (a run decodes with its config's `beam_size` and `length_penalty`)",
                   "§6.1", 0.6),
@@ -241,7 +241,7 @@ def source_defaults(relative_path, qualname):
     """Keyword defaults of a function in the package, read from its source (no import, no TensorFlow).
 
     Args:
-        relative_path: path under `tfm/`, e.g. "decoding/search.py".
+        relative_path: path under `tfm/`, e.g. "decoding/beam.py".
         qualname: "function" or "Class.method".
 
     Returns:

@@ -1,6 +1,9 @@
 """Decoding (Vaswani et al., 2017, §6.1): search over ids, and text in / text out.
 
     search.py       greedy and beam search with the length penalty, KV cache, tf.while_loop: a SearchResult
+    search_parts.py SearchResult, the length penalty, the beam size's check, the searches' step helpers
+    greedy.py       greedy search
+    beam.py         beam search (k alive and k finished hypotheses per sentence)
     batch_state.py  the search's state when a decided sentence leaves the batch (dynamic shapes)
     constraints.py  constrained decoding: the `Constraint` protocol (§6.3's trees: `tfm.parsing.TreeConstraint`)
     adapters.py     how the search sees a Transformer or a Seq2Seq (start / step)
