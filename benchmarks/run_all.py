@@ -14,6 +14,7 @@ in docs/results/<name>.notes.md and is placed right after the section's numbers.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -175,15 +176,25 @@ def m30k_search():
 
 
 def m30k_search_table(candidates, last=10):
-    """The search as a Markdown table: training speed and greedy validation BLEU (first 300 sentences)."""
-    lines = ["| recipe | epochs | training s | s per epoch | pairs/s | val BLEU, mean of the last "
-             f"{last} epochs | best epoch (BLEU) | results file |", "|---|---|---|---|---|---|---|---|"]
+    """The search as a Markdown table: training speed and greedy validation BLEU (first 300 sentences).
+
+    Speed is the median epoch (epochs that a stalled machine slowed do not move it), and BLEU is shown twice:
+    over each run's last `last` epochs, and over the same epochs for all (the last `last` of the shortest
+    run), so that a candidate that got fewer epochs in the budget is also compared epoch for epoch."""
+    shortest = min(len(c["curve"]) for c in candidates)
+    same = range(max(shortest - last, 0), shortest)
+    lines = ["| recipe | epochs | training s | median s per epoch | pairs/s at the median | val BLEU, mean of the last "
+             f"{last} epochs | mean of epochs {same.start + 1}-{same.stop} | best epoch (BLEU) | results file |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for c in candidates:
         bleus = [b for _, b in c["curve"]]
+        times = [t for t, _ in c["curve"]]
+        epoch_seconds = statistics.median([b - a for a, b in zip([0] + times, times)])
         tail = bleus[-last:]
         best = max(range(len(bleus)), key=bleus.__getitem__)
-        lines.append(f"| {c['label']} | {c['epochs']} | {c['train_seconds']} | {c['train_seconds'] / c['epochs']:.1f} "
-                     f"| {M30K_PAIRS * c['epochs'] / c['train_seconds']:.0f} | {sum(tail) / len(tail):.2f} "
+        lines.append(f"| {c['label']} | {c['epochs']} | {c['train_seconds']} | {epoch_seconds:.1f} "
+                     f"| {M30K_PAIRS / epoch_seconds:.0f} | {sum(tail) / len(tail):.2f} "
+                     f"| {statistics.mean(bleus[i] for i in same):.2f} "
                      f"| {best + 1} ({bleus[best]:.2f}) | `docs/results/{c['file']}.json` |")
     return lines
 

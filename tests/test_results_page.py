@@ -12,27 +12,31 @@ import run_all  # noqa: E402
 BASE = run_all.M30K_SEARCH_BASE[1]
 
 
-def _results(folder, name, label, epochs, seconds, bleus):
-    curve = [[seconds * (i + 1) / epochs, b] for i, b in enumerate(bleus)]
+def _results(folder, name, label, epochs, seconds, bleus, times=None):
+    """A results file as quality_at_budget.py writes it; the curve's points are (seconds, BLEU) per epoch."""
+    times = times or [seconds * (i + 1) / epochs for i in range(len(bleus))]
     rows = [{"model": label, "epochs": epochs, "train_seconds": seconds}]
-    (folder / f"{name}.json").write_text(json.dumps({"rows": rows, "curves": {label: curve}}))
+    (folder / f"{name}.json").write_text(json.dumps({"rows": rows, "curves": {label: [list(p) for p in zip(times, bleus)]}}))
 
 
 def test_the_search_table_gives_speed_and_validation_bleu_of_every_candidate(tmp_path, monkeypatch):
     monkeypatch.setattr(run_all, "RESULTS", str(tmp_path))
     assert run_all.m30k_search() == []  # no base recipe: no table
-    _results(tmp_path, "m30k_search_attdrop", BASE + " + attention_dropout=0.1", 4, 400, [10.0, 30.0, 20.0, 26.0])
+    # Epoch 3 stalled (150 s instead of 90): the median epoch does not see it.
+    _results(tmp_path, "m30k_search_attdrop", BASE + " + attention_dropout=0.1", 4, 420, [10.0, 30.0, 20.0, 26.0],
+             times=[90, 180, 330, 420])
     assert run_all.m30k_search() == []
     _results(tmp_path, "quality_m30k_small", BASE, 5, 290, [12.0, 20.0, 25.0, 24.0, 27.0])
     candidates = run_all.m30k_search()
     assert [c["label"] for c in candidates] == ["m30k_small", "m30k_small + attention_dropout=0.1"]
     header, rule, base, attdrop = run_all.m30k_search_table(candidates, last=2)
-    assert header.count("|") == rule.count("|") == base.count("|") == 9
-    # 290 s / 5 epochs = 58.0 s; 29,000 pairs x 5 / 290 s = 500 pairs/s; last 2: (24 + 27) / 2; best: epoch 5
+    assert header.count("|") == rule.count("|") == base.count("|") == 10
+    assert "mean of epochs 3-4" in header  # the last 2 epochs of the shortest run, for every run
+    # median epoch 58.0 s; 29,000 pairs / 58 s = 500 pairs/s; last 2: (24 + 27) / 2; epochs 3-4: (25 + 24) / 2
     assert [cell.strip() for cell in base.split("|")[1:-1]] == [
-        "m30k_small", "5", "290", "58.0", "500", "25.50", "5 (27.00)", "`docs/results/quality_m30k_small.json`"]
-    assert [cell.strip() for cell in attdrop.split("|")[2:7]] == ["4", "400", "100.0", "290", "23.00"]
-    assert "2 (30.00)" in attdrop
+        "m30k_small", "5", "290", "58.0", "500", "25.50", "24.50", "5 (27.00)", "`docs/results/quality_m30k_small.json`"]
+    # median of 90, 90, 150, 90 = 90.0 s; 29,000 / 90 = 322 pairs/s; epochs 3-4 are its last 2: (20 + 26) / 2
+    assert [cell.strip() for cell in attdrop.split("|")[2:9]] == ["4", "420", "90.0", "322", "23.00", "23.00", "2 (30.00)"]
 
 
 @pytest.mark.parametrize("window", [1, 5])
