@@ -121,13 +121,21 @@ def run_model(name, args, curves):
     points = curves[label] = []
     start = time.perf_counter()
     budget = None if args.epochs else args.budget
+    timer = budget_callback(run_dir, budget, args.curve_sentences, label, points)
     result = train(config, "multi30k", epochs=args.epochs or args.max_epochs, validation=False, verbose=0, **common,
-                   callbacks=[budget_callback(run_dir, budget, args.curve_sentences, label, points)])
+                   callbacks=[timer])
     wall = time.perf_counter() - start
+    stalled = timer.stalled_epochs()
+    if stalled:
+        print(f"  {label}: the machine stalled epochs {', '.join(str(i + 1) for i in stalled)} (this process got "
+              "under 3/4 of its usual CPU share there); the budget counted their wall time", flush=True)
     row = {"model": label,
            "recipe": [preset, *overrides, f"tokens_per_batch={tokens}", "mixed_bfloat16" if mixed else "float32"],
            "run_dir": run_dir, "epochs": result.epochs, "train_seconds": points[-1][0] if points else 0,
-           "wall_seconds": round(wall)}
+           "wall_seconds": round(wall),
+           # (wall, CPU) seconds of each epoch: a stalled machine shows as a low CPU share (TrainingBudget)
+           "epoch_seconds": [[round(w, 1), round(c, 1)] for w, c in timer.epoch_seconds],
+           "stalled_epochs": [i + 1 for i in stalled]}
     if args.no_test:  # the search scores validation only (benchmarks/m30k_select.py); test once at the end
         return row
     average = config.checkpoints_to_average

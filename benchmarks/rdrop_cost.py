@@ -11,9 +11,19 @@ synthetic batches (64 pairs x 32 tokens per side, i.e. the preset's 2048-token b
     mixed_bfloat16           the plain loss under the `mixed_bfloat16` policy
 
 After one warm-up fit per variant (tracing), rounds alternate the variants in a rotating
-order; the numbers are medians of training pairs per second (forward, backward, Adam), and
+order; the numbers are medians of training pairs per second (forward, backward, Adam) over the
+rounds the machine did not stall (a round whose CPU share fell under 3/4 of the usual is left out
+and counted: on a shared 2-core machine a core can go away for a minute), and
 the ratios to float32 are what the recipe search needs: how many fewer epochs R-Drop gets
 in the same 90 minutes, and whether bfloat16 helps on this CPU (`cpu_has_native_bfloat16`).
+
+    python benchmarks/rdrop_cost.py --levers --steps 20 --rounds 5   # docs/results/regulariser_cost.json
+
+`--levers` times issue 27's regularisers instead, each on top of the preset, all in the precision the
+recipe trains in here (`mixed_bfloat16` where the CPU has hardware bfloat16, else float32): the preset
+as it is, `attention_dropout=0.1`, `activation_dropout=0.1`, `token_dropout=0.1` and R-Drop, with
+the ratios to the preset: what each lever costs in epochs within a fixed budget, measured side by side
+rather than read from two 90-minute runs that a stalled machine may have slowed.
 """
 
 import argparse
@@ -35,6 +45,9 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3, help="measurements per variant")
     parser.add_argument("--rdrop-alpha", type=float, default=5.0)
     parser.add_argument("--quick", action="store_true", help="2 steps x 1 round (a smoke run)")
+    parser.add_argument("--levers", action="store_true",
+                        help="time the preset against each of its regularisers (attention, activation and token "
+                             "dropout 0.1, R-Drop) in the recipe's precision; docs/results/regulariser_cost.json")
     args = parser.parse_args(argv)
     if args.quick:
         args.steps, args.rounds = 2, 1
@@ -53,44 +66,71 @@ def main(argv=None):
     pairs, length = 64, 32
     batch = tuple(rng.integers(4, args.vocab_size, (pairs, length)) for _ in range(3))
     plain = tf.data.Dataset.from_tensors(((batch[0], batch[1]), batch[2])).repeat(args.steps)
-    variants = {"float32": (0.0, False), "float32 + R-Drop": (args.rdrop_alpha, False),
-                "mixed_bfloat16": (0.0, True)}
+    # name -> (model config overrides, mixed precision); R-Drop is `rdrop_alpha` in both configs.
+    if args.levers:
+        mixed = cpu_has_native_bfloat16()
+        variants = {args.preset: ({}, mixed)}
+        for field in ("attention_dropout", "activation_dropout", "token_dropout"):
+            variants[f"+ {field}=0.1"] = ({field: 0.1}, mixed)
+        variants[f"+ R-Drop (alpha {args.rdrop_alpha:g})"] = ({"rdrop_alpha": args.rdrop_alpha}, mixed)
+    else:
+        variants = {"float32": ({}, False), "float32 + R-Drop": ({"rdrop_alpha": args.rdrop_alpha}, False),
+                    "mixed_bfloat16": ({}, True)}
+    base = next(iter(variants))
     models, data = {}, {}
-    for name, (alpha, mixed) in variants.items():
+    for name, (overrides, mixed) in variants.items():
         keras.utils.set_random_seed(0)
-        config = tfm.TransformerConfig.preset(args.preset, vocab_size=args.vocab_size, rdrop_alpha=alpha)
+        alpha = overrides.get("rdrop_alpha", 0.0)
+        config = tfm.TransformerConfig.preset(args.preset, vocab_size=args.vocab_size, **overrides)
         training = TrainingConfig(rdrop_alpha=alpha, mixed_precision=mixed)
         models[name], _ = compile_model(config, tf.distribute.get_strategy(), training)
         data[name] = plain.map(pair_rows) if alpha else plain
 
     def measure(name):
-        start = time.perf_counter()
+        """(pairs per second, CPU seconds per second): a low CPU share means the machine stalled the round."""
+        start, cpu = time.perf_counter(), time.process_time()
         models[name].fit(data[name], verbose=0)
-        return args.steps * pairs / (time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        return args.steps * pairs / seconds, (time.process_time() - cpu) / seconds
 
     for name in variants:
         measure(name)  # tracing
-    results = {name: [] for name in variants}
+    measured = {name: [] for name in variants}
     names = list(variants)
     for r in range(args.rounds):
         for name in names[r % len(names):] + names[: r % len(names)]:
-            results[name].append(measure(name))
+            measured[name].append(measure(name))
+    # A round in which this process got under 3/4 of the usual CPU share (the median over all rounds) was
+    # stalled by the machine (a core taken away, a paused VM): left out, and counted, so that its speed is
+    # not read as the variant's.
+    usual = statistics.median(share for rounds in measured.values() for _, share in rounds)
+    stalled = {name: sum(share < 0.75 * usual for _, share in rounds) for name, rounds in measured.items()}
+    results = {name: [speed for speed, share in rounds if share >= 0.75 * usual] or [speed for speed, _ in rounds]
+               for name, rounds in measured.items()}
     median = {name: statistics.median(values) for name, values in results.items()}
     print(f"tfm {tfm.__version__}, TensorFlow {tf.__version__}, {os.cpu_count()} CPU(s), "
           f"hardware bfloat16: {cpu_has_native_bfloat16()}; preset {args.preset}, vocab {args.vocab_size}, "
-          f"{pairs} pairs x {length} tokens per batch, {args.steps} steps x {args.rounds} rounds")
-    print(f"{'variant':20s} {'pairs/s (median)':>17s} {'min':>7s} {'max':>7s} {'vs float32':>11s}")
+          f"{pairs} pairs x {length} tokens per batch, {args.steps} steps x {args.rounds} rounds"
+          + (f", all {'mixed_bfloat16' if variants[base][1] else 'float32'}" if args.levers else ""))
+    width = max(20, *(len(name) for name in variants))
+    print(f"{'variant':{width}s} {'pairs/s (median)':>17s} {'min':>7s} {'max':>7s} {'vs ' + base:>{len(base) + 5}s}"
+          f" {'stalled rounds':>15s}")
     for name in variants:
         values = results[name]
-        print(f"{name:20s} {median[name]:17.1f} {min(values):7.1f} {max(values):7.1f} "
-              f"{median[name] / median['float32']:10.2f}x")
+        print(f"{name:{width}s} {median[name]:17.1f} {min(values):7.1f} {max(values):7.1f} "
+              f"{median[name] / median[base]:{len(base) + 4}.2f}x {stalled[name]:>9d} of {args.rounds}")
+    print(f"usual CPU share {usual:.2f} CPU seconds per second; the medians leave out the stalled rounds")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from common import save_result
 
-    save_result("rdrop_cost", {
+    ratio = "vs_preset" if args.levers else "vs_float32"
+    save_result("regulariser_cost" if args.levers else "rdrop_cost", {
         "rows": [{"variant": name, "pairs_per_s": round(median[name], 1),
-                  "vs_float32": round(median[name] / median["float32"], 3)} for name in variants],
+                  ratio: round(median[name] / median[base], 3), "stalled_rounds": stalled[name],
+                  "rounds": [[round(speed, 1), round(share, 2)] for speed, share in measured[name]]}
+                 for name in variants],
         "hardware_bfloat16": cpu_has_native_bfloat16(), "preset": args.preset,
+        "mixed_bfloat16": variants[base][1] if args.levers else None,
         "command": "python benchmarks/rdrop_cost.py " + " ".join(sys.argv[1:] if argv is None else argv),
     })
     return 0

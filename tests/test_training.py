@@ -500,3 +500,23 @@ def test_training_budget_stops_after_the_epoch_that_spends_it(monkeypatch):
     for bad in (0, -1, "600", True, None):
         with pytest.raises(ValueError, match="must be a positive number"):
             callbacks.TrainingBudget(bad)
+
+
+def test_training_budget_records_each_epochs_cpu_share_and_names_the_stalled_ones(monkeypatch):
+    """Epochs of 10 wall seconds on a fake clock; the process' CPU seconds in them are 19, 20, 6 and 20: the
+    third epoch got 0.6 CPU seconds per second where the others got about 2 (a stalled machine)."""
+    from tfm import callbacks
+
+    ticks = iter(range(10_000))
+    monkeypatch.setattr(callbacks, "_clock", lambda: 10.0 * ((next(ticks) + 1) // 2))  # 0, 10, 10, 20, 20, ...
+    cpu = iter([0.0, 19.0, 19.0, 39.0, 39.0, 45.0, 45.0, 65.0])  # (begin, end) of each epoch
+    monkeypatch.setattr(callbacks, "_cpu_clock", lambda: next(cpu))
+    budget = callbacks.TrainingBudget(1000)
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    model.fit(np.ones((8, 2)), np.zeros((8, 1)), epochs=4, verbose=0, callbacks=[budget])
+    assert budget.epoch_seconds == [(10.0, 19.0), (10.0, 20.0), (10.0, 6.0), (10.0, 20.0)]
+    assert budget.stalled_epochs() == [2]  # 0.6 < 0.75 x the median share (2.0)
+    assert budget.stalled_epochs(fraction=0.25) == []  # 0.6 > 0.25 x 2.0
+    budget.epoch_seconds = budget.epoch_seconds[:2]
+    assert budget.stalled_epochs() == []  # too few epochs to know what is usual

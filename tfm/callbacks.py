@@ -17,6 +17,7 @@ import numpy as np
 from tfm import runs
 
 _clock = time.perf_counter  # TrainingBudget's clock (a test gives it a fake one)
+_cpu_clock = time.process_time  # this process' CPU seconds, all threads (a test gives it a fake one)
 
 
 class HistoryCSV(keras.callbacks.Callback):
@@ -169,6 +170,9 @@ class TrainingBudget(keras.callbacks.Callback):
     Attributes:
         spent: float. Training seconds so far (0 before `fit`).
         epochs: int. Epochs finished under this callback.
+        epoch_seconds: list of `(wall, cpu)` per finished epoch: its training seconds and the CPU
+            seconds this process used in them (all threads). The budget counts wall time, so an epoch
+            whose CPU share fell far below the others' was stalled by the machine (`stalled_epochs`).
 
     Example:
         >>> budget = TrainingBudget(900)                   # model.fit(..., callbacks=[budget]) or
@@ -184,15 +188,34 @@ class TrainingBudget(keras.callbacks.Callback):
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
             raise ValueError(f"seconds={seconds!r} must be a positive number of training seconds")
         self.seconds, self.on_epoch = float(seconds), on_epoch
-        self.spent, self.epochs, self._start = 0.0, 0, None
+        self.spent, self.epochs, self._start, self.epoch_seconds = 0.0, 0, None, []
 
     def on_epoch_begin(self, epoch, logs=None):
-        self._start = _clock()
+        self._start = (_clock(), _cpu_clock())
 
     def on_epoch_end(self, epoch, logs=None):
-        self.spent += _clock() - self._start
+        wall, cpu = _clock() - self._start[0], _cpu_clock() - self._start[1]
+        self.epoch_seconds.append((wall, cpu))
+        self.spent += wall
         self.epochs += 1
         if self.on_epoch is not None:
             self.on_epoch(epoch, self.spent, logs or {})
         if self.spent >= self.seconds:
             self.model.stop_training = True
+
+    def stalled_epochs(self, fraction=0.75):
+        """Indices of the epochs in which this process got less than `fraction` of its median CPU share
+        (CPU seconds per wall second): epochs that the machine stalled (another job, a paused VM), whose
+        wall time the budget counted all the same. Empty with fewer than 3 epochs.
+
+        Example:
+            >>> budget = TrainingBudget(900)
+            >>> budget.epoch_seconds = [(75, 148), (76, 150), (140, 152), (74, 147)]   # epoch 2: 64 s stalled
+            >>> budget.stalled_epochs()
+            [2]
+        """
+        shares = [cpu / wall if wall > 0 else 0.0 for wall, cpu in self.epoch_seconds]
+        if len(shares) < 3:
+            return []
+        typical = sorted(shares)[len(shares) // 2]
+        return [i for i, share in enumerate(shares) if share < fraction * typical]
