@@ -9,20 +9,9 @@ search is `tfm.decoding.greedy`; how both run (the cache, dynamic shapes, the le
 import numpy as np
 import tensorflow as tf
 
-from tfm.config_rules import check_length_penalty
 from tfm.decoding import batch_state
-from tfm.decoding.adapters import as_decodable
-from tfm.decoding.search_parts import (
-    NEG_INF,
-    SearchResult,
-    _best_tokens,
-    _finalize,
-    _prepare_source,
-    _start_sequences,
-    _write_column,
-    check_beam_size,
-    length_penalty,
-)
+from tfm.decoding.search_parts import (NEG_INF, SearchResult, _best_tokens, _finalize, _start_search,
+                                       _start_sequences, _write_column, length_penalty)
 from tfm.special_tokens import END_ID
 
 
@@ -88,14 +77,8 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         >>> bool(tf.reduce_all(result.all_scores[:, :-1] >= result.all_scores[:, 1:]))   # best first
         True
     """
-    decodable = as_decodable(model)
-    k = check_beam_size(beam_size, decodable.vocab_size)
-    alpha = check_length_penalty(alpha)
-    static_shapes = batch_state.use_static_shapes(static_shapes, use_cache)
-    source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
-    batch = tf.shape(source_ids)[0]
-
-    static, dynamic = decodable.start(source_ids, max_steps if static_shapes else None, use_cache)
+    decodable, k, alpha, static_shapes, source_ids, limits, max_steps, batch, static, dynamic = _start_search(
+        model, source_ids, alpha, max_extra_length, use_cache, static_shapes, beam_size=beam_size)
     static = dict(static)
     shared = static.pop("shared", {})  # one row per sentence, read by all its beams
     # Every beam of sentence b sits at row b * K + j.

@@ -6,18 +6,9 @@ Beam search is `tfm.decoding.beam`; how both run (the cache, dynamic shapes, the
 
 import tensorflow as tf
 
-from tfm.config_rules import check_length_penalty
 from tfm.decoding import batch_state
-from tfm.decoding.adapters import as_decodable
-from tfm.decoding.search_parts import (
-    SearchResult,
-    _best_tokens,
-    _finalize,
-    _prepare_source,
-    _start_sequences,
-    _write_column,
-    length_penalty,
-)
+from tfm.decoding.search_parts import (SearchResult, _best_tokens, _finalize, _start_search, _start_sequences,
+                                       _write_column, length_penalty)
 from tfm.special_tokens import END_ID, PAD_ID
 
 
@@ -55,12 +46,8 @@ def greedy_search(model, source_ids, alpha=0.6, max_extra_length=None, use_cache
         >>> bool(tf.reduce_all(result.lengths <= [3 + 4, 2 + 4]))   # source length + max_extra_length
         True
     """
-    decodable = as_decodable(model)
-    alpha = check_length_penalty(alpha)
-    static_shapes = batch_state.use_static_shapes(static_shapes, use_cache)
-    source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
-    batch = tf.shape(source_ids)[0]
-    static, dynamic = decodable.start(source_ids, max_steps if static_shapes else None, use_cache)
+    decodable, _, alpha, static_shapes, source_ids, limits, max_steps, batch, static, dynamic = _start_search(
+        model, source_ids, alpha, max_extra_length, use_cache, static_shapes)
 
     sentence = {
         "position": tf.range(batch), "limit": limits,

@@ -8,10 +8,13 @@ penalty, the beam size's check, and the step helpers of `tfm.decoding.greedy` an
 How the searches run is `tfm.decoding.search`'s docstring; the helpers below are private to them.
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import tensorflow as tf
 
+from tfm.config_rules import check_length_penalty
+from tfm.decoding import batch_state
+from tfm.decoding.adapters import as_decodable
 from tfm.special_tokens import END_ID, PAD_ID, START_ID
 
 NEG_INF = float("-inf")
@@ -109,6 +112,35 @@ def _prepare_source(decodable, source_ids, max_extra_length):
         max_steps = tf.minimum(max_steps, decodable.max_steps)
     limits = tf.minimum(lengths + extra, max_steps - 1)  # (B,)
     return source_ids, lengths, limits, max_steps
+
+
+class _Start(NamedTuple):
+    """What `_start_search` hands a search: the checked arguments, the truncated source and the model's start state."""
+
+    decodable: Any
+    k: int
+    alpha: float
+    static_shapes: bool
+    source_ids: tf.Tensor
+    limits: tf.Tensor
+    max_steps: tf.Tensor
+    batch: tf.Tensor
+    static: Any
+    dynamic: Any
+
+
+def _start_search(model, source_ids, alpha, max_extra_length, use_cache, static_shapes, beam_size=None):
+    """What greedy and beam search do first: check the arguments (ValueError naming the bad one; `beam_size`
+    only when given), truncate the source and fix the step budget (`_prepare_source`), then start the model
+    (encode the source once; `decodable.start`)."""
+    decodable = as_decodable(model)
+    k = 1 if beam_size is None else check_beam_size(beam_size, decodable.vocab_size)
+    alpha = check_length_penalty(alpha)
+    static_shapes = batch_state.use_static_shapes(static_shapes, use_cache)
+    source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
+    static, dynamic = decodable.start(source_ids, max_steps if static_shapes else None, use_cache)
+    return _Start(decodable, k, alpha, static_shapes, source_ids, limits, max_steps, tf.shape(source_ids)[0],
+                  static, dynamic)
 
 
 def _top_k(values, k):
