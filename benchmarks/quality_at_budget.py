@@ -128,7 +128,7 @@ def run_model(name, args, curves):
     stalled = timer.stalled_epochs()
     if stalled:
         print(f"  {label}: the machine stalled epochs {', '.join(str(i + 1) for i in stalled)} (this process got "
-              "under 3/4 of its usual CPU share there); the budget counted their wall time", flush=True)
+              "under 3/4 of its best epoch's CPU share there); the budget counted their wall time", flush=True)
     row = {"model": label,
            "recipe": [preset, *overrides, f"tokens_per_batch={tokens}", "mixed_bfloat16" if mixed else "float32"],
            "run_dir": run_dir, "epochs": result.epochs, "train_seconds": points[-1][0] if points else 0,

@@ -204,9 +204,10 @@ class TrainingBudget(keras.callbacks.Callback):
             self.model.stop_training = True
 
     def stalled_epochs(self, fraction=0.75):
-        """Indices of the epochs in which this process got less than `fraction` of its median CPU share
+        """Indices of the epochs in which this process got less than `fraction` of its best epoch's CPU share
         (CPU seconds per wall second): epochs that the machine stalled (another job, a paused VM), whose
-        wall time the budget counted all the same. Empty with fewer than 3 epochs.
+        wall time the budget counted all the same. The best epoch, not the median, is the yardstick, so that
+        a run stalled more often than not still shows it. Empty with fewer than 3 epochs.
 
         Example:
             >>> budget = TrainingBudget(900)
@@ -217,5 +218,5 @@ class TrainingBudget(keras.callbacks.Callback):
         shares = [cpu / wall if wall > 0 else 0.0 for wall, cpu in self.epoch_seconds]
         if len(shares) < 3:
             return []
-        typical = sorted(shares)[len(shares) // 2]
-        return [i for i, share in enumerate(shares) if share < fraction * typical]
+        best = max(shares)
+        return [i for i, share in enumerate(shares) if share < fraction * best]
