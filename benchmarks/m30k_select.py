@@ -9,8 +9,8 @@ RUN is a run folder trained by `benchmarks/quality_at_budget.py --no-test --keep
 BLEU on the first validation sentences ranks the epochs for "best N" averaging. Two stages,
 on the full validation set (1014 sentences), Moses-tokenized lowercased BLEU:
 
-1. averaging: the last 1, 5, 10 and 20 epoch checkpoints, and the best 5 and 10 by the
-   curve, each decoded with beam 4, alpha 0.6 (§6.1);
+1. averaging: the last 1, 5, 10, 20 and 30 epoch checkpoints (those the run kept), and the best 5
+   and 10 by the curve, each decoded with beam 4, alpha 0.6 (§6.1);
 2. decoding: the best averaging with beam 1; beam 4, alpha 0.6; beam 5, alpha 0.6 and 1.0
    (Wu et al., 2021 decode with beam 5, alpha 1.0); beam 8, alpha 1.0.
 
@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import save_result  # noqa: E402
 
-AVERAGING = (("last", 1), ("last", 5), ("last", 10), ("last", 20), ("best", 5), ("best", 10))
+AVERAGING = (("last", 1), ("last", 5), ("last", 10), ("last", 20), ("last", 30), ("best", 5), ("best", 10))
 DECODING = ((1, 0.0), (4, 0.6), (5, 0.6), (5, 1.0), (8, 1.0))
 
 

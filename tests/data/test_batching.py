@@ -132,6 +132,16 @@ def test_fixed_length_padding(pairs, synthetic_tokenizer, bucketed):
     assert dropped.element_spec[1].shape.as_list() == [32, MAX_LENGTH]
 
 
+def test_batches_run_without_the_autotune_model_thread(pairs, synthetic_tokenizer):
+    # model.fit deletes an epoch's iterator when the next epoch starts; with autotuning on, TF 2.21
+    # could wait there for the model thread's sleep (up to 60 s). The option must survive what the
+    # training pipeline adds after batching (split_evenly's map, repeat).
+    for dataset in (batching.bucket_by_token_budget(pairs, synthetic_tokenizer, BUDGET, MAX_LENGTH, shuffle=True),
+                    batching.pad_to_fixed_length(pairs, synthetic_tokenizer, 32, MAX_LENGTH)):
+        assert dataset.options().autotune.enabled is False
+        assert dataset.map(lambda inputs, target_out: (inputs, target_out)).repeat().options().autotune.enabled is False
+
+
 def test_padding_fraction_by_hand():
     batches = tf.data.Dataset.from_tensors(((tf.constant([[5, 6, 0, 0]]), tf.constant([[2, 7, 0, 0]])),
                                             tf.constant([[7, 3, 0, 0]])))
