@@ -127,13 +127,13 @@ def run_model(name, args, curves):
     wall = time.perf_counter() - start
     stalled = timer.stalled_epochs()
     if stalled:
-        print(f"  {label}: the machine stalled epochs {', '.join(str(i + 1) for i in stalled)} (this process got "
-              "under 3/4 of its best epoch's CPU share there); the budget counted their wall time", flush=True)
+        print(f"  {label}: the process sat idle in epochs {', '.join(str(i + 1) for i in stalled)} (it got under "
+              "3/4 of its best epoch's CPU share there); the budget counted their wall time", flush=True)
     row = {"model": label,
            "recipe": [preset, *overrides, f"tokens_per_batch={tokens}", "mixed_bfloat16" if mixed else "float32"],
            "run_dir": run_dir, "epochs": result.epochs, "train_seconds": points[-1][0] if points else 0,
            "wall_seconds": round(wall),
-           # (wall, CPU) seconds of each epoch: a stalled machine shows as a low CPU share (TrainingBudget)
+           # (wall, CPU) seconds of each epoch: idle waits show as a low CPU share (TrainingBudget)
            "epoch_seconds": [[round(w, 1), round(c, 1)] for w, c in timer.epoch_seconds],
            "stalled_epochs": [i + 1 for i in stalled]}
     if args.no_test:  # the search scores validation only (benchmarks/m30k_select.py); test once at the end

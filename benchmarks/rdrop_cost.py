@@ -12,8 +12,9 @@ synthetic batches (64 pairs x 32 tokens per side, i.e. the preset's 2048-token b
 
 After one warm-up fit per variant (tracing), rounds alternate the variants in a rotating
 order; the numbers are medians of training pairs per second (forward, backward, Adam) over the
-rounds the machine did not stall (a round whose CPU share fell under 3/4 of its variant's best is
-left out and counted: on a shared 2-core machine a core can go away for a minute), and
+rounds in which the process did not sit idle (a round whose CPU share fell under 3/4 of its variant's
+best is left out and counted: another job or a paused VM can take the cores; so did, before the dataset
+ran without autotuning, a tf.data iterator's teardown, 4 s per round), and
 the ratios to float32 are what the recipe search needs: how many fewer epochs R-Drop gets
 in the same 90 minutes, and whether bfloat16 helps on this CPU (`cpu_has_native_bfloat16`).
 
@@ -23,7 +24,7 @@ in the same 90 minutes, and whether bfloat16 helps on this CPU (`cpu_has_native_
 recipe trains in here (`mixed_bfloat16` where the CPU has hardware bfloat16, else float32): the preset
 as it is, `attention_dropout=0.1`, `activation_dropout=0.1`, `token_dropout=0.1` and R-Drop, with
 the ratios to the preset: what each lever costs in epochs within a fixed budget, measured side by side
-rather than read from two 90-minute runs that a stalled machine may have slowed.
+rather than read from two 90-minute runs that idle waits may have slowed.
 """
 
 import argparse
@@ -58,6 +59,7 @@ def main(argv=None):
 
     import tfm
     from tfm.config import TrainingConfig
+    from tfm.data.batching import AUTOTUNE_OFF
     from tfm.data.pipeline import pair_rows
     from tfm.distribute import cpu_has_native_bfloat16
     from tfm.training import compile_model
@@ -65,7 +67,8 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     pairs, length = 64, 32
     batch = tuple(rng.integers(4, args.vocab_size, (pairs, length)) for _ in range(3))
-    plain = tf.data.Dataset.from_tensors(((batch[0], batch[1]), batch[2])).repeat(args.steps)
+    # As tfm's batching functions: no autotuning model thread, whose teardown could add seconds to a round.
+    plain = tf.data.Dataset.from_tensors(((batch[0], batch[1]), batch[2])).repeat(args.steps).with_options(AUTOTUNE_OFF)
     # name -> (model config overrides, mixed precision); R-Drop is `rdrop_alpha` in both configs.
     if args.levers:
         mixed = cpu_has_native_bfloat16()
@@ -87,7 +90,7 @@ def main(argv=None):
         data[name] = plain.map(pair_rows) if alpha else plain
 
     def measure(name):
-        """(pairs per second, CPU seconds per second): a low CPU share means the machine stalled the round."""
+        """(pairs per second, CPU seconds per second): a low CPU share means the process sat idle in the round."""
         start, cpu = time.perf_counter(), time.process_time()
         models[name].fit(data[name], verbose=0)
         seconds = time.perf_counter() - start
@@ -100,9 +103,9 @@ def main(argv=None):
     for r in range(args.rounds):
         for name in names[r % len(names):] + names[: r % len(names)]:
             measured[name].append(measure(name))
-    # A round in which this process got under 3/4 of the CPU share of the variant's best round was stalled by
-    # the machine (a core taken away, a paused VM): left out, and counted, so that its speed is not read as the
-    # variant's. Per variant, since variants differ in how many cores they keep busy (R-Drop ~1.4, the rest
+    # A round in which this process got under 3/4 of the CPU share of the variant's best round sat idle part
+    # of the time (a core taken away, a paused VM, a wait inside TensorFlow): left out, and counted, so that
+    # its speed is not read as the variant's. Per variant, since variants differ in how many cores they keep busy (R-Drop ~1.4, the rest
     # ~1.9 here), and against the best round, so that a variant stalled in most rounds still shows it.
     best = {name: max(share for _, share in rounds) for name, rounds in measured.items()}
     stalled = {name: sum(share < 0.75 * best[name] for _, share in rounds) for name, rounds in measured.items()}

@@ -504,7 +504,7 @@ def test_training_budget_stops_after_the_epoch_that_spends_it(monkeypatch):
 
 def test_training_budget_records_each_epochs_cpu_share_and_names_the_stalled_ones(monkeypatch):
     """Epochs of 10 wall seconds on a fake clock; the process' CPU seconds in them are 19, 20, 6 and 20: the
-    third epoch got 0.6 CPU seconds per second where the others got about 2 (a stalled machine)."""
+    third epoch got 0.6 CPU seconds per second where the others got about 2 (an idle wait)."""
     from tfm import callbacks
 
     ticks = iter(range(10_000))

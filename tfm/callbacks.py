@@ -172,7 +172,7 @@ class TrainingBudget(keras.callbacks.Callback):
         epochs: int. Epochs finished under this callback.
         epoch_seconds: list of `(wall, cpu)` per finished epoch: its training seconds and the CPU
             seconds this process used in them (all threads). The budget counts wall time, so an epoch
-            whose CPU share fell far below the others' was stalled by the machine (`stalled_epochs`).
+            whose CPU share fell far below the others' spent part of it idle (`stalled_epochs`).
 
     Example:
         >>> budget = TrainingBudget(900)                   # model.fit(..., callbacks=[budget]) or
@@ -205,8 +205,10 @@ class TrainingBudget(keras.callbacks.Callback):
 
     def stalled_epochs(self, fraction=0.75):
         """Indices of the epochs in which this process got less than `fraction` of its best epoch's CPU share
-        (CPU seconds per wall second): epochs that the machine stalled (another job, a paused VM), whose
-        wall time the budget counted all the same. The best epoch, not the median, is the yardstick, so that
+        (CPU seconds per wall second): epochs in which it sat idle part of the time, whose wall time the
+        budget counted all the same. Another job or a paused VM can cause it, and so can a wait inside
+        TensorFlow: before tfm's batches ran without tf.data autotuning, deleting the last epoch's iterator
+        could wait up to 60 s (`tfm.data.batching._prefetched`). The best epoch, not the median, is the yardstick, so that
         a run stalled more often than not still shows it. Empty with fewer than 3 epochs.
 
         Example:
