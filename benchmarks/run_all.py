@@ -51,6 +51,8 @@ BENCHMARKS = {
     "rdrop_cost": ("rdrop_cost.py", [], "R-Drop and mixed precision: what a training step costs on this CPU"),
     "regulariser_cost": ("rdrop_cost.py", ["--levers", "--steps", "20", "--rounds", "5"],
                          "Issue 27's regularisers: what each costs per training step on this CPU"),
+    "epoch_teardown": ("epoch_teardown.py", [], "Between epochs: what tf.data autotuning costs model.fit"),
+    "reproducibility": ("reproducibility.py", [], "Reproducibility: the Multi30k recipe trained twice, bit for bit"),
 }
 # Written by hand, not by a benchmark: appended to docs/results.md as it is.
 APPENDIX = os.path.join(RESULTS, "measurements_quoted.md")
@@ -180,7 +182,7 @@ def m30k_search():
 def m30k_search_table(candidates, last=10):
     """The search as a Markdown table: training speed and greedy validation BLEU (first 300 sentences).
 
-    Speed is the median epoch (epochs that a stalled machine slowed do not move it), and BLEU is shown twice:
+    Speed is the median epoch (epochs slowed by idle waits do not move it), and BLEU is shown twice:
     over each run's last `last` epochs, and over the same epochs for all (the last `last` of the shortest
     run), so that a candidate that got fewer epochs in the budget is also compared epoch for epoch."""
     shortest = min(len(c["curve"]) for c in candidates)
