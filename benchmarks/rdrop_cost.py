@@ -14,7 +14,7 @@ After one warm-up fit per variant (tracing), rounds alternate the variants in a 
 order; the numbers are medians of training pairs per second (forward, backward, Adam) over the
 rounds in which the process did not sit idle (a round whose CPU share fell under 3/4 of its variant's
 best is left out and counted: another job or a paused VM can take the cores; so did, before the dataset
-ran without autotuning, a tf.data iterator's teardown, 4 s per round), and
+ran without autotuning, a tf.data iterator's teardown, up to 4 s per round), and
 the ratios to float32 are what the recipe search needs: how many fewer epochs R-Drop gets
 in the same 90 minutes, and whether bfloat16 helps on this CPU (`cpu_has_native_bfloat16`).
 
@@ -105,8 +105,9 @@ def main(argv=None):
             measured[name].append(measure(name))
     # A round in which this process got under 3/4 of the CPU share of the variant's best round sat idle part
     # of the time (a core taken away, a paused VM, a wait inside TensorFlow): left out, and counted, so that
-    # its speed is not read as the variant's. Per variant, since variants differ in how many cores they keep busy (R-Drop ~1.4, the rest
-    # ~1.9 here), and against the best round, so that a variant stalled in most rounds still shows it.
+    # its speed is not read as the variant's. Per variant, since variants differ in how many cores they keep
+    # busy (R-Drop ~1.4, the rest ~1.9 here), and against the best round, so that a variant idle in most
+    # rounds still shows it.
     best = {name: max(share for _, share in rounds) for name, rounds in measured.items()}
     stalled = {name: sum(share < 0.75 * best[name] for _, share in rounds) for name, rounds in measured.items()}
     results = {name: [speed for speed, share in rounds if share >= 0.75 * best[name]] for name, rounds in measured.items()}
