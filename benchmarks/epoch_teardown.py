@@ -10,8 +10,9 @@ rounds, 10 ms at first and twice as long each time up to 60 s; in TensorFlow 2.2
 could wait out that sleep, so an epoch ended at the next of 10.23 s, 20.47 s, 40.95 s, 81.91 s, 141.91 s...
 of its iterator's life. tfm's batching functions turn autotuning off (`tfm.data.batching.AUTOTUNE_OFF`).
 
-Here the recipe's model trains on the recipe's real batches (Multi30k, `bucket_by_token_budget`, cached ids)
-with autotuning on and off, in alternating rounds of `--epochs` epochs of `--steps` updates, and two times
+Here the recipe's model trains on the recipe's real batches (Multi30k, `bucket_by_token_budget`, shuffled;
+each epoch tokenizes afresh what fills the shuffle buffer, since an epoch of `--steps` updates never reads the
+whole corpus that a cache would keep) with autotuning on and off, in alternating rounds of `--epochs` epochs of `--steps` updates, and two times
 are taken per epoch: the batches' (from the first batch's start to the last batch's end: what autotuning
 can speed up) and the epoch's (from its start to its end: the batches plus the iterator's creation and the
 last one's deletion). Medians over epochs; the ratios off/on say what turning autotuning off costs per
@@ -66,7 +67,7 @@ def main(argv=None):
     tokenizer = train_tokenizer(pairs, config.vocab_size, seed=0)
     config = tfm.TransformerConfig.preset(args.preset, vocab_size=tokenizer.vocab_size)
     batches = bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=config.tokens_per_batch,
-                                     max_length=config.max_length, shuffle=True, seed=0, cache=True)
+                                     max_length=config.max_length, shuffle=True, seed=0)
     autotune_on = tf.data.Options()
     autotune_on.autotune.enabled = True
     data = {"autotune on (TF's default)": batches.take(args.steps).with_options(autotune_on),
@@ -96,7 +97,7 @@ def main(argv=None):
         def on_epoch_end(self, epoch, logs=None):
             self.times.append((self.last - self.first, time.perf_counter() - self.epoch_start))
 
-    for name in data:  # tracing, and the cache filled
+    for name in data:  # tracing
         models[name].fit(data[name], epochs=1, verbose=0)
     measured = {name: [] for name in data}
     names = list(data)

@@ -49,9 +49,13 @@ def weights(path):
     import h5py
 
     found = {}
+
+    def keep(name, item):
+        if isinstance(item, h5py.Dataset):
+            found[name] = item[()]
+
     with h5py.File(path, "r") as f:
-        f.visititems(lambda name, item: found.__setitem__(name, item[()]) if isinstance(item, h5py.Dataset)
-                     else None)
+        f.visititems(keep)
     return found
 
 
