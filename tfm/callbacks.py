@@ -208,8 +208,8 @@ class TrainingBudget(keras.callbacks.Callback):
         (CPU seconds per wall second): epochs in which it sat idle part of the time, whose wall time the
         budget counted all the same. Another job or a paused VM can cause it, and so can a wait inside
         TensorFlow: before tfm's batches ran without tf.data autotuning, deleting the last epoch's iterator
-        could wait up to 60 s (`tfm.data.batching._prefetched`). The best epoch, not the median, is the yardstick, so that
-        a run stalled more often than not still shows it. Empty with fewer than 3 epochs.
+        could wait up to 60 s (`tfm.data.batching._prefetched`). The best epoch, not the median, is the
+        yardstick, so that a run stalled more often than not still shows it. Empty with fewer than 3 epochs.
 
         Example:
             >>> budget = TrainingBudget(900)
