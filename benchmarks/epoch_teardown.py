@@ -8,7 +8,7 @@
 autotuning on (TensorFlow's default), each iterator runs a model thread that sleeps between optimisation
 rounds, 10 ms at first and twice as long each time up to 60 s; in TensorFlow 2.21 deleting the iterator
 could wait out that sleep, so an epoch ended at the next of 10.23 s, 20.47 s, 40.95 s, 81.91 s, 141.91 s...
-of its iterator's life. tfm's batching functions turn autotuning off (`tfm.data.batching.AUTOTUNE_OFF`).
+of its iterator's life. tfm's batching functions turn autotuning off (`tfm.data.batching.autotune_off()`).
 
 Here the recipe's model trains on the recipe's real batches (Multi30k, `bucket_by_token_budget`, shuffled;
 each epoch tokenizes afresh what fills the shuffle buffer, since an epoch of `--steps` updates never reads the

@@ -59,7 +59,7 @@ def main(argv=None):
 
     import tfm
     from tfm.config import TrainingConfig
-    from tfm.data.batching import AUTOTUNE_OFF
+    from tfm.data.batching import autotune_off
     from tfm.data.pipeline import pair_rows
     from tfm.distribute import cpu_has_native_bfloat16
     from tfm.training import compile_model
@@ -68,7 +68,8 @@ def main(argv=None):
     pairs, length = 64, 32
     batch = tuple(rng.integers(4, args.vocab_size, (pairs, length)) for _ in range(3))
     # As tfm's batching functions: no autotuning model thread, whose teardown could add seconds to a round.
-    plain = tf.data.Dataset.from_tensors(((batch[0], batch[1]), batch[2])).repeat(args.steps).with_options(AUTOTUNE_OFF)
+    plain = tf.data.Dataset.from_tensors(((batch[0], batch[1]), batch[2])).repeat(args.steps)
+    plain = plain.with_options(autotune_off())
     # name -> (model config overrides, mixed precision); R-Drop is `rdrop_alpha` in both configs.
     if args.levers:
         mixed = cpu_has_native_bfloat16()
@@ -110,7 +111,8 @@ def main(argv=None):
     # rounds still shows it.
     best = {name: max(share for _, share in rounds) for name, rounds in measured.items()}
     stalled = {name: sum(share < 0.75 * best[name] for _, share in rounds) for name, rounds in measured.items()}
-    results = {name: [speed for speed, share in rounds if share >= 0.75 * best[name]] for name, rounds in measured.items()}
+    results = {name: [speed for speed, share in rounds if share >= 0.75 * best[name]]
+               for name, rounds in measured.items()}
     median = {name: statistics.median(values) for name, values in results.items()}
     print(f"tfm {tfm.__version__}, TensorFlow {tf.__version__}, {os.cpu_count()} CPU(s), "
           f"hardware bfloat16: {cpu_has_native_bfloat16()}; preset {args.preset}, vocab {args.vocab_size}, "
@@ -122,8 +124,10 @@ def main(argv=None):
     for name in variants:
         values = results[name]
         print(f"{name:{width}s} {median[name]:17.1f} {min(values):7.1f} {max(values):7.1f} "
-              f"{median[name] / median[base]:{len(base) + 4}.2f}x {stalled[name]:>9d} of {args.rounds} {best[name]:15.2f}")
-    print("CPU share: CPU seconds per second; a stalled round (under 3/4 of its variant's best) is left out of the medians")
+              f"{median[name] / median[base]:{len(base) + 4}.2f}x {stalled[name]:>9d} of {args.rounds} "
+              f"{best[name]:15.2f}")
+    print("CPU share: CPU seconds per second; a stalled round (under 3/4 of its variant's best) "
+          "is left out of the medians")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from common import save_result
 

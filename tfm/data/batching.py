@@ -31,9 +31,18 @@ logger = logging.getLogger("tfm.data")
 
 _TOKENIZE_CHUNK = 512  # strings per tokenizer call inside the map (one op call per chunk, not per sentence)
 
-# The batching functions' datasets carry these options (`_prefetched`): no autotuning model thread.
-AUTOTUNE_OFF = tf.data.Options()
-AUTOTUNE_OFF.autotune.enabled = False
+def autotune_off():
+    """Fresh `tf.data.Options` with autotuning off: what tfm's batching functions set (`_prefetched`).
+
+    A new object per call, so that a caller who changes one changes no one else's.
+
+    Example:
+        >>> autotune_off().autotune.enabled
+        False
+    """
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return options
 
 
 @dataclasses.dataclass(frozen=True)
@@ -254,7 +263,7 @@ def pad_to_fixed_length(pairs, tokenizer, batch_size=64, max_length=256, shuffle
 
 
 def _prefetched(dataset):
-    """The batches prefetched, with tf.data's autotuning model thread off (see `AUTOTUNE_OFF`).
+    """The batches prefetched, with tf.data's autotuning model thread off (see `autotune_off`).
 
     `model.fit` makes a new iterator each epoch and deletes the last one. With
     autotuning on, each iterator runs a model thread that sleeps between optimisation
@@ -265,7 +274,7 @@ def _prefetched(dataset):
     waits) and parallel maps keep TensorFlow's starting parallelism (16 calls, within the
     machine's thread pool); with `cache=True`, as `train` batches, later epochs read cached ids.
     """
-    return dataset.prefetch(tf.data.AUTOTUNE).with_options(AUTOTUNE_OFF)
+    return dataset.prefetch(tf.data.AUTOTUNE).with_options(autotune_off())
 
 
 def _with_report(dataset, pairs, tokenizer, max_length, return_report):
