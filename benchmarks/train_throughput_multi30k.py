@@ -2,6 +2,7 @@
 
     python benchmarks/train_throughput_multi30k.py --data-dir DIR     # small preset, the full measurement
     python benchmarks/train_throughput_multi30k.py --quick            # tiny preset, a short run
+    python benchmarks/train_throughput_multi30k.py --xla --preset small   # also XLA-compiled train steps
     TFM_DATA_DIR=DIR python benchmarks/train_throughput_multi30k.py
 
 The number measured is non-padding target tokens per second of `model.fit` train
@@ -12,6 +13,15 @@ Four variants are measured side by side in one process:
     fixed  / float32   `tfm.data.pad_to_fixed_length`, every batch (tokens_per_batch // L, L)
     bucket / bf16      as above under the `mixed_bfloat16` policy
     fixed  / bf16
+
+With `--xla`, two more: the train step compiled with XLA (`jit_compile`, as `tfm train
+--xla`), on bucketed batches padded to their bucket's bound (one program per bucket):
+
+    bucket (to bound) / float32 + XLA
+    bucket (to bound) / bf16 + XLA
+
+Their warm-up (tracing and compiling each bucket's program once) is reported apart: a
+run of `model.fit` pays it once per bucket shape, within its budget.
 
 Both pipelines spend the same token budget per batch (`tokens_per_batch` positions per
 side), so a step costs about the same; bucketing wins by filling those positions with
@@ -47,6 +57,8 @@ def parse_args(argv=None):
     p.add_argument("--source-lang", default="en")
     p.add_argument("--target-lang", default="de")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--xla", action="store_true",
+                   help="also measure XLA-compiled train steps on bucketed batches padded to their bound")
     return p.parse_args(argv)
 
 
@@ -113,17 +125,22 @@ def main(argv=None):
                                          **common),
         "fixed": pad_to_fixed_length(pairs, tokenizer, batch_size=batch_size, drop_remainder=True, **common),
     }
+    if args.xla:  # as `tfm train --xla`: one padded shape per bucket, so XLA compiles one program per bucket
+        pipelines["bucket (to bound)"] = bucket_by_token_budget(
+            pairs, tokenizer, tokens_per_batch=tokens_per_batch, drop_remainder=True, pad_to_bucket=True, **common)
     data = {name: cached_batches(ds, steps) for name, ds in pipelines.items()}
 
     variants = [(batching, precision) for precision in ("float32", "mixed_bfloat16")
                 for batching in ("bucket", "fixed")]
+    if args.xla:
+        variants += [("bucket (to bound)", precision + " + XLA") for precision in ("float32", "mixed_bfloat16")]
     models = {}
     for batching, precision in variants:
         keras.utils.set_random_seed(args.seed)
-        keras.config.set_dtype_policy(precision)
+        keras.config.set_dtype_policy(precision.removesuffix(" + XLA"))
         model = tfm.build_transformer(config)
         model.compile(optimizer=tfm.build_optimizer(config), loss=tfm.LabelSmoothedCrossEntropy(),
-                      jit_compile=False)
+                      jit_compile=precision.endswith(" + XLA"))
         models[batching, precision] = model
     keras.config.set_dtype_policy("float32")
 
@@ -143,8 +160,11 @@ def main(argv=None):
         models[key].fit(dataset, epochs=1, shuffle=False, verbose=0)
         return real / (time.perf_counter() - start)
 
-    for key in variants:  # warm-up: trace every shape once
+    warmup = {}
+    for key in variants:  # warm-up: trace (and with XLA compile) every shape once
+        start = time.perf_counter()
         measure(key)
+        warmup[key] = time.perf_counter() - start
     results = {key: [] for key in variants}
     for r in range(rounds):
         order = variants[r % len(variants):] + variants[: r % len(variants)]  # rotate: no variant always first
@@ -152,16 +172,21 @@ def main(argv=None):
             results[key].append(measure(key))
 
     median = {key: statistics.median(values) for key, values in results.items()}
-    print(f"\n{'variant':24s} {'median tok/s':>13s} {'min':>9s} {'max':>9s}")
+    width = max(24, *(len(f"{batching} / {precision}") for batching, precision in variants))
+    print(f"\n{'variant':{width}s} {'median tok/s':>13s} {'min':>9s} {'max':>9s} {'warm-up s':>10s}")
     for key in variants:
         values = results[key]
-        print(f"{key[0] + ' / ' + key[1]:24s} {median[key]:13.0f} {min(values):9.0f} {max(values):9.0f}")
+        print(f"{key[0] + ' / ' + key[1]:{width}s} {median[key]:13.0f} {min(values):9.0f} {max(values):9.0f} "
+              f"{warmup[key]:10.1f}")
     print("\nratios of medians (non-padding target tokens/s):")
     for precision in ("float32", "mixed_bfloat16"):
         print(f"  bucket / fixed, {precision:15s} {median['bucket', precision] / median['fixed', precision]:6.2f}x")
     for batching in ("bucket", "fixed"):
         print(f"  mixed_bfloat16 / float32, {batching:6s} "
               f"{median[batching, 'mixed_bfloat16'] / median[batching, 'float32']:6.2f}x")
+    for precision in ("float32", "mixed_bfloat16") if args.xla else ():
+        print(f"  XLA / no XLA, bucketed, {precision:15s} "
+              f"{median['bucket (to bound)', precision + ' + XLA'] / median['bucket', precision]:6.2f}x")
     best = max(median, key=median.get)
     print(f"  best ({best[0]} / {best[1]}) / fixed float32: {median[best] / median['fixed', 'float32']:.2f}x")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -169,8 +194,9 @@ def main(argv=None):
 
     labels = [f"{batching} / {precision}" for batching, precision in median]
     save_result("train_throughput_multi30k", {
-        "rows": [{"variant": label, "non_padding_tokens_per_s": round(value, 1)}
-                 for label, value in zip(labels, median.values())],
+        "rows": [{"variant": label, "non_padding_tokens_per_s": round(value, 1),
+                  "warmup_s": round(warmup[key], 1)}
+                 for label, (key, value) in zip(labels, median.items())],
         "command": "python benchmarks/train_throughput_multi30k.py " + " ".join(sys.argv[1:]),
         "plot_bars": {"labels": labels, "values": [round(v, 1) for v in median.values()],
                       "xlabel": "non-padding target tokens/s (median)",
