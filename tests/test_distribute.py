@@ -1,6 +1,9 @@
-"""tfm.distribute: which CPUs compute bfloat16 natively, and the precision policy's warning."""
+"""tfm.distribute: which CPUs compute bfloat16 natively, the precision policy's warning, and who answers a
+worker waiting for its cluster."""
 
 import logging
+
+import pytest
 
 from tfm import distribute
 
@@ -42,3 +45,33 @@ def test_native_mixed_precision_on_a_gpu_or_a_bfloat16_cpu_only(monkeypatch):
         monkeypatch.setattr(distribute.tf.config, "list_logical_devices", lambda kind=None, gpus=gpus: gpus)
         monkeypatch.setattr(distribute, "cpu_has_native_bfloat16", lambda native=native: native)
         assert distribute.native_mixed_precision() is expected, (gpus, native)
+
+
+def test_a_connection_that_reached_itself_is_no_answer_from_a_missing_local_task(monkeypatch):
+    import socket
+
+    from training_helper import free_ports
+
+    own, missing = free_ports(2)
+    cluster = {"worker": [f"127.0.0.1:{own}", f"127.0.0.1:{missing}"]}
+
+    def self_connect(address, timeout=None):  # what TCP may do when nothing listens on a local port
+        connection = socket.socket()
+        connection.bind(address)
+        connection.connect(address)
+        return connection
+
+    monkeypatch.setattr(socket, "create_connection", self_connect)
+    assert distribute._answers(f"127.0.0.1:{missing}", 1) is False
+    with pytest.raises(TimeoutError, match=f"no answer from worker 1 at 127.0.0.1:{missing}"):
+        distribute.wait_for_cluster(cluster, "worker", 0, timeout=0.2, poll=0.05)
+    monkeypatch.undo()
+
+    listener = socket.create_server(("127.0.0.1", 0))  # a task that listens does answer
+    present = listener.getsockname()[1]
+    try:
+        assert distribute._answers(f"127.0.0.1:{present}", 1) is True
+        distribute.wait_for_cluster({"worker": [f"127.0.0.1:{own}", f"127.0.0.1:{present}"]}, "worker", 0,
+                                    timeout=5, poll=0.05)
+    finally:
+        listener.close()

@@ -7,11 +7,13 @@ child process); a full disk and a read-only folder are simulated (the tests run 
 `chmod` does not stop) at the lowest call that meets them: `os.fsync`, `open`, `os.open`.
 """
 
+import contextlib
 import errno
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -215,24 +217,33 @@ def test_sigterm_stops_training_like_ctrl_c_and_the_run_resumes(finished_run, tm
 
 
 
+@contextlib.contextmanager
 def waiting_worker(tmp_path, timeout):
-    """`tfm train --strategy multiworker` as worker 0 of two; worker 1 never starts."""
-    ports = free_ports(2)
-    tf_config = json.dumps({"cluster": {"worker": [f"127.0.0.1:{port}" for port in ports]},
-                            "task": {"type": "worker", "index": 0}})
-    argv = train_argv(tmp_path / "run", 1, "--worker-timeout", str(timeout))
-    argv[argv.index("--strategy") + 1] = "multiworker"
-    process = subprocess.Popen([sys.executable, "-m", "tfm.cli", *argv], cwd=ROOT, env=child_env(TF_CONFIG=tf_config),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return process, f"worker 1 at 127.0.0.1:{ports[1]}"
+    """`tfm train --strategy multiworker` as worker 0 of two, as `(process, peer)`; worker 1 never starts.
+
+    Worker 1's port stays bound here, not listening, until the process is killed: connections to it are refused,
+    and no other process (a test running beside this one) can take that port and answer for worker 1.
+    """
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        ports = [free_ports(1)[0], held.getsockname()[1]]
+        tf_config = json.dumps({"cluster": {"worker": [f"127.0.0.1:{port}" for port in ports]},
+                                "task": {"type": "worker", "index": 0}})
+        argv = train_argv(tmp_path / "run", 1, "--worker-timeout", str(timeout))
+        argv[argv.index("--strategy") + 1] = "multiworker"
+        process = subprocess.Popen([sys.executable, "-m", "tfm.cli", *argv], cwd=ROOT,
+                                   env=child_env(TF_CONFIG=tf_config), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        try:
+            yield process, f"worker 1 at 127.0.0.1:{ports[1]}"
+        finally:
+            process.kill()
+            process.communicate()
 
 
 def test_a_multi_worker_cluster_that_never_assembles_gives_up_naming_the_missing_worker(tmp_path):
-    process, peer = waiting_worker(tmp_path, timeout=2)
-    try:
+    with waiting_worker(tmp_path, timeout=2) as (process, peer):
         _, err = process.communicate(timeout=CHILD_TIMEOUT)
-    finally:
-        process.kill()
     assert process.returncode == 1, err[-3000:]
     assert f"waits for {peer}" in err
     assert err.strip().splitlines()[-1].startswith(
@@ -243,8 +254,7 @@ def test_a_multi_worker_cluster_that_never_assembles_gives_up_naming_the_missing
 @pytest.mark.parametrize("sig, status, said", [(signal.SIGTERM, cli.EXIT_TERMINATED, "stopped by SIGTERM"),
                                                (signal.SIGINT, cli.EXIT_INTERRUPTED, "interrupted")])
 def test_waiting_for_the_cluster_honours_sigterm_and_ctrl_c(tmp_path, sig, status, said):
-    process, peer = waiting_worker(tmp_path, timeout=600)
-    try:
+    with waiting_worker(tmp_path, timeout=600) as (process, peer):
         waited = ""
         while f"waits for {peer}" not in waited:  # the first line it writes once TensorFlow has started
             line = process.stderr.readline()
@@ -253,8 +263,6 @@ def test_waiting_for_the_cluster_honours_sigterm_and_ctrl_c(tmp_path, sig, statu
         start = time.monotonic()
         process.send_signal(sig)
         _, err = process.communicate(timeout=60)
-    finally:
-        process.kill()
     assert process.returncode == status and time.monotonic() - start < 30, err[-3000:]
     assert f"tfm train: {said}" in err and "Traceback" not in err
 

@@ -173,8 +173,8 @@ def wait_for_cluster(cluster, task_type, task_index, timeout=WORKER_TIMEOUT, pol
                     listener.accept()[0].close()
             for address in list(peers):
                 with contextlib.suppress(OSError):
-                    socket.create_connection(_address(address), timeout=poll).close()
-                    del peers[address]
+                    if _answers(address, poll):
+                        del peers[address]
             if not peers:
                 return
             waited = time.monotonic() - start
@@ -190,6 +190,14 @@ def wait_for_cluster(cluster, task_type, task_index, timeout=WORKER_TIMEOUT, pol
             time.sleep(poll)
     finally:
         listener.close()
+
+
+def _answers(address, timeout):
+    """Whether a task listens at `address`. A connection that reached itself is no answer: connecting to a port
+    of this host that nothing listens on can pick that same port as its own, and TCP then connects the socket to
+    itself (a "self-connect"), which would pass a missing local task for one that answered."""
+    with socket.create_connection(_address(address), timeout=timeout) as connection:
+        return connection.getsockname() != connection.getpeername()
 
 
 def _list(peers):
