@@ -31,6 +31,7 @@ logger = logging.getLogger("tfm.data")
 
 _TOKENIZE_CHUNK = 512  # strings per tokenizer call inside the map (one op call per chunk, not per sentence)
 
+
 def autotune_off():
     """Fresh `tf.data.Options` with autotuning off: what tfm's batching functions set (`_prefetched`).
 
