@@ -12,11 +12,11 @@ of its iterator's life. tfm's batching functions turn autotuning off (`tfm.data.
 
 Here the recipe's model trains on the recipe's real batches (Multi30k, `bucket_by_token_budget`, shuffled;
 each epoch tokenizes afresh what fills the shuffle buffer, since an epoch of `--steps` updates never reads the
-whole corpus that a cache would keep) with autotuning on and off, in alternating rounds of `--epochs` epochs of `--steps` updates, and two times
-are taken per epoch: the batches' (from the first batch's start to the last batch's end: what autotuning
-can speed up) and the epoch's (from its start to its end: the batches plus the iterator's creation and the
-last one's deletion). Medians over epochs; the ratios off/on say what turning autotuning off costs per
-update and what it saves per epoch. Results: docs/results/epoch_teardown.json.
+whole corpus that a cache would keep) with autotuning on and off, in alternating rounds of `--epochs` epochs of
+`--steps` updates, and two times are taken per epoch: the batches' (from the first batch's start to the last
+batch's end: what autotuning can speed up) and the epoch's (from its start to its end: the batches plus the
+iterator's creation and the last one's deletion). Medians over epochs; the ratios off/on say what turning
+autotuning off costs per update and what it saves per epoch. Results: docs/results/epoch_teardown.json.
 """
 
 import argparse

@@ -31,8 +31,9 @@ PARSING_RECIPE = tuple(f"transformer:{field}" for field in (
     "share_embeddings=False", "checkpoints_to_average=2"))
 BENCHMARKS = {
     "train_throughput": ("train_throughput.py", [], "Training throughput and MFU at the base shape, vs keras-hub and torch"),
-    "train_throughput_multi30k": ("train_throughput_multi30k.py", ["--xla"],
-                                  "Multi30k: token bucketing vs fixed-length padding, fp32 vs bf16, with and without XLA"),
+    "train_throughput_multi30k": (
+        "train_throughput_multi30k.py", ["--xla"],
+        "Multi30k: token bucketing vs fixed-length padding, fp32 vs bf16, with and without XLA"),
     "decoding_speed": ("decoding_speed.py", [], "Decoding: cached + compiled vs recomputing the prefix"),
     "decoding_vs_ctranslate2": ("decoding_vs_ctranslate2.py", [],
                                 "Serving speed: tfm (Translator, SavedModel) vs CTranslate2 on the same weights"),

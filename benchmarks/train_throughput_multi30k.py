@@ -2,7 +2,7 @@
 
     python benchmarks/train_throughput_multi30k.py --data-dir DIR     # small preset, the full measurement
     python benchmarks/train_throughput_multi30k.py --quick            # tiny preset, a short run
-    python benchmarks/train_throughput_multi30k.py --xla --preset small   # also XLA-compiled train steps
+    python benchmarks/train_throughput_multi30k.py --xla              # also XLA-compiled train steps
     TFM_DATA_DIR=DIR python benchmarks/train_throughput_multi30k.py
 
 The number measured is non-padding target tokens per second of `model.fit` train

@@ -214,9 +214,6 @@ def test_sigterm_stops_training_like_ctrl_c_and_the_run_resumes(finished_run, tm
 
 
 # 4: a multi-worker cluster that never assembles -----------------------------------------------
-
-
-
 @contextlib.contextmanager
 def waiting_worker(tmp_path, timeout):
     """`tfm train --strategy multiworker` as worker 0 of two, as `(process, peer)`; worker 1 never starts.
