@@ -167,7 +167,8 @@ M30K_SEARCH_BASE = ("quality_m30k_small", "Transformer m30k_small (small pre-LN,
 
 
 def m30k_search():
-    """[{label, file, epochs, train_seconds, curve}] for m30k_small and each search candidate with a curve."""
+    """[{label, file, epochs, train_seconds, curve, choice, test}] for m30k_small and each search candidate with
+    a curve (choice and test: `_m30k_choice`)."""
     sources = [M30K_SEARCH_BASE[0]] + sorted(f[:-len(".json")] for f in os.listdir(RESULTS)
                                              if f.startswith("m30k_search_") and f.endswith(".json"))
     out = []
@@ -176,9 +177,20 @@ def m30k_search():
         for row in data.get("rows", []):
             curve = (data.get("curves") or {}).get(row["model"])
             if curve and (name != M30K_SEARCH_BASE[0] or row["model"] == M30K_SEARCH_BASE[1]):
-                out.append({"label": row["model"].replace(M30K_SEARCH_BASE[1], "m30k_small"), "file": name, "epochs": row["epochs"],
-                            "train_seconds": row["train_seconds"], "curve": curve})
+                out.append({"label": row["model"].replace(M30K_SEARCH_BASE[1], "m30k_small"), "file": name,
+                            "epochs": row["epochs"], "train_seconds": row["train_seconds"], "curve": curve,
+                            **_m30k_choice(name, row)})
     return out if out and out[0]["file"] == M30K_SEARCH_BASE[0] else []
+
+
+def _m30k_choice(name, row):
+    """{choice, test}: what a candidate's `benchmarks/m30k_select.py` chose on all of validation (its
+    `m30k_select_*.json`; None if not run) and its test_2016_flickr BLEU (None where test was not scored).
+    The base recipe was scored on test with its own decoding and has no selection."""
+    if name == M30K_SEARCH_BASE[0]:
+        return {"choice": None, "test": row.get("bleu_moses_lc")}
+    select = _load(name.replace("m30k_search_", "m30k_select_", 1)) or {}
+    return {"choice": select.get("chosen"), "test": (select.get("test") or {}).get("bleu_moses_lc")}
 
 
 def m30k_search_table(candidates, last=10):
@@ -186,23 +198,35 @@ def m30k_search_table(candidates, last=10):
 
     Speed is the median epoch (epochs slowed by idle waits do not move it), and BLEU is shown twice:
     over each run's last `last` epochs, and over the same epochs for all (the last `last` of the shortest
-    run), so that a candidate that got fewer epochs in the budget is also compared epoch for epoch."""
+    run), so that a candidate that got fewer epochs in the budget is also compared epoch for epoch. Then
+    the full-validation choice of `benchmarks/m30k_select.py` (Moses-tokenized lowercased BLEU on all
+    1014 sentences) and test_2016_flickr where it was scored (once per final recipe)."""
     shortest = min(len(c["curve"]) for c in candidates)
     same = range(max(shortest - last, 0), shortest)
     lines = ["| recipe | epochs | training s | median s per epoch | pairs/s at the median | val BLEU, mean of the last "
-             f"{last} epochs | mean of epochs {same.start + 1}-{same.stop} | best epoch (BLEU) | results file |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             f"{last} epochs | mean of epochs {same.start + 1}-{same.stop} | best epoch (BLEU) "
+             "| all of validation: the choice (averaging, beam, α) | test_2016_flickr | results file |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in candidates:
         bleus = [b for _, b in c["curve"]]
         times = [t for t, _ in c["curve"]]
         epoch_seconds = statistics.median([b - a for a, b in zip([0] + times, times)])
         tail = bleus[-last:]
         best = max(range(len(bleus)), key=bleus.__getitem__)
+        test = "-" if c.get("test") is None else f"{c['test']:.2f}"
         lines.append(f"| {c['label']} | {c['epochs']} | {c['train_seconds']} | {epoch_seconds:.1f} "
                      f"| {M30K_PAIRS / epoch_seconds:.0f} | {sum(tail) / len(tail):.2f} "
                      f"| {statistics.mean(bleus[i] for i in same):.2f} "
-                     f"| {best + 1} ({bleus[best]:.2f}) | `docs/results/{c['file']}.json` |")
+                     f"| {best + 1} ({bleus[best]:.2f}) | {_choice_cell(c.get('choice'))} "
+                     f"| {test} | `docs/results/{c['file']}.json` |")
     return lines
+
+
+def _choice_cell(choice):
+    """'41.86 (last 30, 8, 1.0)' from m30k_select.py's `chosen` row; '-' when none was made."""
+    if not choice:
+        return "-"
+    return f"{choice['val_bleu_moses_lc']:.2f} ({choice['averaging']}, {choice['beam_size']}, {choice['alpha']})"
 
 
 def plot_m30k_search(candidates, window=5):

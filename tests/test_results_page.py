@@ -12,10 +12,10 @@ import run_all  # noqa: E402
 BASE = run_all.M30K_SEARCH_BASE[1]
 
 
-def _results(folder, name, label, epochs, seconds, bleus, times=None):
+def _results(folder, name, label, epochs, seconds, bleus, times=None, **row):
     """A results file as quality_at_budget.py writes it; the curve's points are (seconds, BLEU) per epoch."""
     times = times or [seconds * (i + 1) / epochs for i in range(len(bleus))]
-    rows = [{"model": label, "epochs": epochs, "train_seconds": seconds}]
+    rows = [{"model": label, "epochs": epochs, "train_seconds": seconds, **row}]
     (folder / f"{name}.json").write_text(json.dumps({"rows": rows, "curves": {label: [list(p) for p in zip(times, bleus)]}}))
 
 
@@ -26,17 +26,27 @@ def test_the_search_table_gives_speed_and_validation_bleu_of_every_candidate(tmp
     _results(tmp_path, "m30k_search_attdrop", BASE + " + attention_dropout=0.1", 4, 420, [10.0, 30.0, 20.0, 26.0],
              times=[90, 180, 330, 420])
     assert run_all.m30k_search() == []
-    _results(tmp_path, "quality_m30k_small", BASE, 5, 290, [12.0, 20.0, 25.0, 24.0, 27.0])
+    _results(tmp_path, "quality_m30k_small", BASE, 5, 290, [12.0, 20.0, 25.0, 24.0, 27.0], bleu_moses_lc=39.331)
     candidates = run_all.m30k_search()
     assert [c["label"] for c in candidates] == ["m30k_small", "m30k_small + attention_dropout=0.1"]
     header, rule, base, attdrop = run_all.m30k_search_table(candidates, last=2)
-    assert header.count("|") == rule.count("|") == base.count("|") == 10
+    assert header.count("|") == rule.count("|") == base.count("|") == 12
     assert "mean of epochs 3-4" in header  # the last 2 epochs of the shortest run, for every run
-    # median epoch 58.0 s; 29,000 pairs / 58 s = 500 pairs/s; last 2: (24 + 27) / 2; epochs 3-4: (25 + 24) / 2
+    # median epoch 58.0 s; 29,000 pairs / 58 s = 500 pairs/s; last 2: (24 + 27) / 2; epochs 3-4: (25 + 24) / 2;
+    # the base recipe has no selection on validation, and its test score is its row's
     assert [cell.strip() for cell in base.split("|")[1:-1]] == [
-        "m30k_small", "5", "290", "58.0", "500", "25.50", "24.50", "5 (27.00)", "`docs/results/quality_m30k_small.json`"]
-    # median of 90, 90, 150, 90 = 90.0 s; 29,000 / 90 = 322 pairs/s; epochs 3-4 are its last 2: (20 + 26) / 2
-    assert [cell.strip() for cell in attdrop.split("|")[2:9]] == ["4", "420", "90.0", "322", "23.00", "23.00", "2 (30.00)"]
+        "m30k_small", "5", "290", "58.0", "500", "25.50", "24.50", "5 (27.00)", "-", "39.33",
+        "`docs/results/quality_m30k_small.json`"]
+    # median of 90, 90, 150, 90 = 90.0 s; 29,000 / 90 = 322 pairs/s; epochs 3-4 are its last 2: (20 + 26) / 2;
+    # not selected on all of validation yet, so no test either
+    assert [cell.strip() for cell in attdrop.split("|")[2:11]] == [
+        "4", "420", "90.0", "322", "23.00", "23.00", "2 (30.00)", "-", "-"]
+    # m30k_select.py's file gives the choice on all of validation, and test where it was scored
+    chosen = {"averaging": "last 20", "beam_size": 8, "alpha": 1.0, "val_bleu_moses_lc": 41.48}
+    select = {"chosen": chosen, "test": {"bleu_moses_lc": 39.989}}
+    (tmp_path / "m30k_select_attdrop.json").write_text(json.dumps(select))
+    attdrop = run_all.m30k_search_table(run_all.m30k_search(), last=2)[3]
+    assert [cell.strip() for cell in attdrop.split("|")[9:11]] == ["41.48 (last 20, 8, 1.0)", "39.99"]
 
 
 @pytest.mark.parametrize("window", [1, 5])
