@@ -115,10 +115,23 @@ def test_export_takes_beam_and_alpha_from_the_run_unless_a_flag_overrides(run, t
 
 
 def test_evaluate_takes_beam_and_alpha_from_the_run(run, capsys):
-    assert cli.main(["evaluate", "--run", run, "--split", "val", "--limit", "4"]) == 0
-    with open(os.path.join(run, "hyps", "val.beam2.json")) as f:
+    assert cli.main(["evaluate", "--run", run, "--split", "val", "--limit", "4", "--checkpoint", "2"]) == 0
+    first = os.path.join(run, "hyps", "val.beam2.alpha0.epoch_002.first4")  # what decided the hypotheses
+    with open(first + ".json") as f:
         scores = json.load(f)
     assert (scores["beam_size"], scores["alpha"], scores["sentences"]) == (2, 0.0, 4)
+    assert f"hypotheses: {first}.txt" in capsys.readouterr().out
+    # Another alpha and checkpoint: files of their own; the first evaluation's are kept as they were.
+    with open(first + ".txt", encoding="utf-8") as f:
+        hypotheses = f.read()
+    assert cli.main(["evaluate", "--run", run, "--split", "val", "--limit", "4", "--checkpoint", "1",
+                     "--alpha", "1.5"]) == 0
+    with open(os.path.join(run, "hyps", "val.beam2.alpha1.5.epoch_001.first4.json")) as f:
+        assert (json.load(f)["alpha"], scores["alpha"]) == (1.5, 0.0)
+    with open(first + ".txt", encoding="utf-8") as f:
+        assert f.read() == hypotheses
+    with open(first + ".json") as f:
+        assert json.load(f) == scores
 
 
 def test_average_defaults_to_the_runs_checkpoints_to_average(run, tmp_path, capsys, caplog):
@@ -254,16 +267,17 @@ def fake_run(tmp_path, monkeypatch, tiny_transformer, number_tokenizer):
 def test_evaluate_command_writes_hypotheses_and_scores(fake_run, capsys):
     args = argparse.Namespace(run=str(fake_run), split="val", beam_size=2, alpha=0.6, limit=12, checkpoint=None)
     assert cli.evaluate_command(args) == 0
-    with open(fake_run / "hyps" / "val.beam2.txt", encoding="utf-8") as f:
+    with open(fake_run / "hyps" / "val.beam2.alpha0.6.first12.txt", encoding="utf-8") as f:  # no checkpoint file
         hyps = f.read().split("\n")
     assert len(hyps) == 12 + 1 and hyps[-1] == ""  # one line per sentence
-    with open(fake_run / "hyps" / "val.beam2.json") as f:
+    with open(fake_run / "hyps" / "val.beam2.alpha0.6.first12.json") as f:
         scores = json.load(f)
     for key in ("bleu", "bleu_signature", "bleu_tokenized_lc", "chrf", "beam_size", "split", "dataset"):
         assert key in scores
     assert scores["sentences"] == 12 and scores["beam_size"] == 2 and scores["split"] == "val"
     out = capsys.readouterr().out
-    assert evaluation.format_scores(scores) in out and os.path.join(str(fake_run), "hyps", "val.beam2.txt") in out
+    assert evaluation.format_scores(scores) in out
+    assert os.path.join(str(fake_run), "hyps", "val.beam2.alpha0.6.first12.txt") in out
 
 
 def test_translate_command_reads_arguments_and_stdin(fake_run, capsys, monkeypatch, tiny_transformer,
@@ -297,10 +311,11 @@ def test_cli_end_to_end_on_a_real_run(tmp_path, capsys):
                                     tokens_per_batch=512)
     train(config, "numbers", output=run, epochs=1, steps_per_epoch=1, validation=False, verbose=0)
     assert cli.main(["evaluate", "--run", run, "--split", "test", "--beam-size", "2", "--limit", "8"]) == 0
-    assert os.path.isfile(os.path.join(run, "hyps", "test.beam2.json"))
+    results = os.path.join(run, "hyps", "test.beam2.alpha0.6.epoch_001.first8.json")
+    assert os.path.isfile(results)
     assert cli.main(["translate", "--run", run, "--beam-size", "2", "seven", "ninety nine"]) == 0
     assert cli.main(["export", "--run", run, "--output", str(tmp_path / "export" / "1"), "--beam-size", "2"]) == 0
     out = capsys.readouterr().out
-    with open(os.path.join(run, "hyps", "test.beam2.json")) as f:
+    with open(results) as f:
         assert evaluation.format_scores(json.load(f)) in out
     assert "exported" in out

@@ -1,4 +1,4 @@
-"""The `Example:` blocks of tfm.decoding, tfm.text_rule and tfm.export run as written (doctest).
+"""The `Example:` blocks of tfm.decoding, tfm.text_rule, tfm.export and tfm.evaluation run as written (doctest).
 
 A module's examples run top to bottom in one namespace, as a reader reads its page of the API
 reference: a later example may use what an earlier one built (the `Translator` example's
@@ -10,8 +10,8 @@ import importlib
 
 import pytest
 
-MODULES = ["tfm.text_rule", "tfm.decoding.text", "tfm.decoding.search", "tfm.decoding.search_parts", "tfm.decoding.greedy",
-           "tfm.decoding.beam", "tfm.decoding.translator", "tfm.export"]
+MODULES = ["tfm.text_rule", "tfm.decoding.text", "tfm.decoding.search", "tfm.decoding.search_parts",
+           "tfm.decoding.greedy", "tfm.decoding.beam", "tfm.decoding.translator", "tfm.export", "tfm.evaluation"]
 
 
 def run_examples(name):

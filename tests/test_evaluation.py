@@ -99,3 +99,19 @@ def test_split_names_are_the_data_loaders():
         evaluation.split_pairs(info, "train")
     with pytest.raises(ValueError, match=r"expected one of \['train', 'validation', 'test'\]"):
         evaluation.split_pairs(info, "dev2")
+
+
+def test_results_names_differ_in_everything_that_decides_the_hypotheses():
+    base = {"beam_size": 21, "alpha": 0.3, "checkpoint": "/runs/parse/checkpoints/averaged.weights.h5"}
+    names = {evaluation.results_name("test", base),
+             evaluation.results_name("val", base),
+             evaluation.results_name("test", {**base, "beam_size": 4}),
+             evaluation.results_name("test", {**base, "alpha": 0.6}),
+             evaluation.results_name("test", {**base, "checkpoint": "epoch_030.weights.h5"}),
+             evaluation.results_name("test", {**base, "checkpoint": "/elsewhere/best.h5"}),
+             evaluation.results_name("test", {**base, "constrained": False}),
+             evaluation.results_name("test", base, limit=50)}
+    assert len(names) == 8
+    assert evaluation.results_name("test", {**base, "constrained": True}) == "test.beam21.alpha0.3.averaged"
+    other = {**base, "checkpoint": "/elsewhere/best.h5", "constrained": False}
+    assert evaluation.results_name("test", other, limit=6) == "test.beam21.alpha0.3.best.unconstrained.first6"

@@ -53,7 +53,7 @@ def test_train_and_evaluate_a_parser(treebank_data_dir, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "ptb_parse test: 6 sentences, beam 2" in out and "repaired" in out and "Transformer (4 layers)" in out
     assert "constrained search" in out
-    with open(os.path.join(run, "hyps", "test.beam2.json")) as f:
+    with open(os.path.join(run, "hyps", "test.beam2.alpha0.3.epoch_001.first6.json")) as f:
         scores = json.load(f)
     assert 0.0 <= scores["f1"] <= 100.0 and scores["sentences"] == 6 and 0 <= scores["repaired"] <= 6
     assert scores["constrained"] is True
@@ -68,6 +68,6 @@ def test_train_and_evaluate_a_parser(treebank_data_dir, tmp_path, capsys):
     ids = result.tokenizer.tokenize([" ".join(tree.leaves()) for tree in all_gold]).to_tensor()
     assert constraint.sentence_info(ids).numpy().tolist() == [len(tree.leaves()) for tree in all_gold]
     gold = all_gold[:6]
-    with open(os.path.join(run, "hyps", "test.beam2.txt"), encoding="utf-8") as f:
+    with open(os.path.join(run, "hyps", "test.beam2.alpha0.3.epoch_001.first6.txt"), encoding="utf-8") as f:
         trees = [nltk.Tree.fromstring(line) for line in f.read().splitlines()]
     assert [tree.leaves() for tree in trees] == [tree.leaves() for tree in gold]

@@ -196,20 +196,20 @@ def evaluate_command(args):
     print(f"{data['dataset']} {args.split}: {len(hypotheses)} sentences, beam {scores['beam_size']}, "
           f"alpha {scores['alpha']}, {scores['seconds']:.1f} s")
     print(evaluation.format_scores(scores))
-    saved = _save_results(run_info, args.split, hypotheses, scores)
+    saved = _save_results(run_info, args, hypotheses, scores)
     if saved is None:
         return 1
     print(f"hypotheses: {saved[0]}\nscores:     {saved[1]}")
     return 0
 
 
-def _save_results(run_info, split, hypotheses, scores):
+def _save_results(run_info, args, hypotheses, scores):
     """`evaluation.write_results`, called once the scores are printed (a folder that refuses the files loses
     no scores); None, after saying why, when they cannot be written."""
     from tfm import evaluation
 
     try:
-        return evaluation.write_results(run_info["run_dir"], split, scores["beam_size"], hypotheses, scores)
+        return evaluation.write_results(run_info["run_dir"], args.split, hypotheses, scores, limit=args.limit)
     except OSError as error:
         print(f"tfm evaluate: error: the scores above are not saved, nor the hypotheses: {_describe(error)}",
               file=sys.stderr)
@@ -229,7 +229,7 @@ def _evaluate_parsing(args, model, tokenizer, run_info):
           f"({100 * scores['repair_rate']:.1f}%)")
     print(parsing.parse_report(scores, name=f"{os.path.basename(run_info['run_dir'])} (NLTK sample)",
                                repair_rate=scores["repair_rate"]))
-    saved = _save_results(run_info, args.split, [parsing.one_line(tree) for tree in trees], scores)
+    saved = _save_results(run_info, args, [parsing.one_line(tree) for tree in trees], scores)
     if saved is None:
         return 1
     print(f"trees:  {saved[0]}\nscores: {saved[1]}")
@@ -283,7 +283,8 @@ COMMANDS = {
     "train": (train_command, add_train, "train a model with model.fit (resumes an existing RUN)"),
     "average": (average_command, add_average, "average the last checkpoints' weights (§6.1)"),
     "translate": (translate_command, add_translate, "translate TEXT arguments or standard input"),
-    "evaluate": (evaluate_command, add_evaluate, "BLEU (sacreBLEU and tokenized) and chrF on a split"),
+    "evaluate": (evaluate_command, add_evaluate, "BLEU (sacreBLEU and tokenized) and chrF on a split; hypotheses "
+                 "and scores to RUN/hyps/<split>.beam<K>.alpha<A>.<weights>.txt/.json"),
     "export": (export_command, add_export, "export a SavedModel for TF Serving (string in, string out)"),
     "demo": (demo_command, add_demo, "train the tiny preset offline, evaluate, translate, export"),
 }

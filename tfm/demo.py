@@ -10,7 +10,7 @@
 2. Averages the last 5 epoch checkpoints (§6.1).
 3. Translates the held-out test split with beam search (beam 4, α = 0.6, §6.1) and
    prints sacreBLEU (with its signature), lowercased BLEU and chrF; the hypotheses
-   go to `RUN/hyps/test.beam4.txt`.
+   go to `RUN/hyps/test.beam4.alpha0.6.averaged.txt`.
 4. Prints a few translations, then exports a SavedModel for TensorFlow Serving to
    `RUN/export/1` and translates with it once, loaded back as plain TensorFlow.
 """
@@ -62,7 +62,7 @@ def run_demo(run="runs/demo", epochs=None):
     sources, references = evaluation.split_pairs(info, "test")
     hypotheses, scores = evaluation.evaluate(model, tokenizer, sources, references, beam_size=beam_size, alpha=alpha)
     scores.update(split="test", dataset="numbers", checkpoint=info["checkpoint"])
-    txt, _ = evaluation.write_results(run, "test", beam_size, hypotheses, scores)
+    txt, _ = evaluation.write_results(run, "test", hypotheses, scores)
     exact = sum(h == r for h, r in zip(hypotheses, references)) / len(references)
     print(f"[3/4] held-out test split: {len(sources)} sentences, beam {beam_size}, alpha {alpha}, "
           f"{scores['seconds']:.1f} s; exact match {exact:.1%}")

@@ -23,8 +23,10 @@ whose sentences have at most 3 words), BLEU-4 is 0/0 and sacreBLEU would print 0
 for a perfect system; both BLEUs then use sacreBLEU's effective order (the
 signature shows `eff:yes`, and `note` says why). Real corpora never hit this.
 
-`tfm evaluate` writes the hypotheses to `RUN/hyps/<split>.beam<K>.txt` (one per
-line, in corpus order) and the scores to `RUN/hyps/<split>.beam<K>.json`.
+`tfm evaluate` writes the hypotheses to `RUN/hyps/<name>.txt` (one per line, in
+corpus order) and the scores to `RUN/hyps/<name>.json`, the name made of everything
+that decides the hypotheses (`results_name`): `test.beam4.alpha0.6.averaged`, so that
+a second evaluation with another beam, α or checkpoint keeps the first one's files.
 """
 
 import json
@@ -170,8 +172,35 @@ def evaluate(model, tokenizer, sources, references, beam_size=None, alpha=None, 
     return hypotheses, scores
 
 
-def write_results(run_dir, split, beam_size, hypotheses, scores):
-    """`RUN/hyps/<split>.beam<K>.txt` and `.json`, each whole or not at all; returns both paths.
+def results_name(split, scores, limit=None):
+    """The file name (without `.txt` / `.json`) of an evaluation's results: the split, then what decided
+    the hypotheses, so that evaluations that differ in any of them do not overwrite each other.
+
+    Args:
+        split: "val", "test", ...
+        scores: the evaluation's scores, with `beam_size`, `alpha` and (optional) `checkpoint` (the
+            weights file; its name without `.weights.h5`) and `constrained` (parsing: False adds
+            `unconstrained`).
+        limit: the number of sentences when only the first ones were translated (`--limit`).
+
+    Example:
+        >>> results_name("test", {"beam_size": 4, "alpha": 0.6, "checkpoint": "run/checkpoints/averaged.weights.h5"})
+        'test.beam4.alpha0.6.averaged'
+        >>> results_name("val", {"beam_size": 1, "alpha": 1.0, "checkpoint": "epoch_012.weights.h5"}, limit=50)
+        'val.beam1.alpha1.epoch_012.first50'
+    """
+    parts = [split, f"beam{int(scores['beam_size'])}", f"alpha{float(scores['alpha']):g}"]
+    weights = os.path.basename(scores.get("checkpoint") or "")
+    weights = weights[:-len(".weights.h5")] if weights.endswith(".weights.h5") else os.path.splitext(weights)[0]
+    parts += [weights] if weights else []
+    parts += ["unconstrained"] if scores.get("constrained") is False else []
+    parts += [f"first{int(limit)}"] if limit else []
+    return ".".join(parts)
+
+
+def write_results(run_dir, split, hypotheses, scores, limit=None):
+    """`RUN/hyps/<name>.txt` and `.json` (the name: `results_name(split, scores, limit)`), each whole or not
+    at all; returns both paths.
 
     Raises:
         tfm.runs.WriteError: a file could not be written (named, with the cause: read-only, disk full).
@@ -180,7 +209,7 @@ def write_results(run_dir, split, beam_size, hypotheses, scores):
 
     folder = os.path.join(run_dir, runs.HYPS_DIR)
     runs.make_folder(folder)
-    stem = os.path.join(folder, f"{split}.beam{int(beam_size)}")
+    stem = os.path.join(folder, results_name(split, scores, limit))
     # One line per sentence even if a translation contained a line break.
     runs.write_atomic(stem + ".txt", "".join(" ".join(h.splitlines()) + "\n" for h in hypotheses))
     runs.write_atomic(stem + ".json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
