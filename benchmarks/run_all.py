@@ -14,6 +14,7 @@ in docs/results/<name>.notes.md and is placed right after the section's numbers.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -163,6 +164,7 @@ def plots():
 # Issue 27's search: every `benchmarks/quality_at_budget.py --no-test --name m30k_search_*` candidate beside the
 # recipe it starts from (quality_m30k_small). 29,000 training pairs per epoch, whatever the recipe.
 M30K_PAIRS = 29000
+M30K_VOCAB = 8000  # m30k_small's joint subword vocabulary (a candidate may set another: vocab_size=N in its label)
 M30K_SEARCH_BASE = ("quality_m30k_small", "Transformer m30k_small (small pre-LN, lowercased Moses text)")
 
 
@@ -196,17 +198,21 @@ def _m30k_choice(name, row):
 def m30k_search_table(candidates, last=10):
     """The search as a Markdown table: training speed and greedy validation BLEU (first 300 sentences).
 
-    Speed is the median epoch (epochs slowed by idle waits do not move it), and BLEU is shown twice:
+    Speed is the median epoch (epochs slowed by idle waits do not move it), in pairs and in target (German)
+    subwords per second (an epoch's subwords at the candidate's vocabulary size, `_m30k_target_tokens`; the
+    batches' padding not counted), and BLEU is shown twice:
     over each run's last `last` epochs, and over the same epochs for all (the last `last` of the shortest
     run), so that a candidate that got fewer epochs in the budget is also compared epoch for epoch. Then
     the full-validation choice of `benchmarks/m30k_select.py` (Moses-tokenized lowercased BLEU on all
     1014 sentences) and test_2016_flickr where it was scored (once per final recipe)."""
     shortest = min(len(c["curve"]) for c in candidates)
     same = range(max(shortest - last, 0), shortest)
-    lines = ["| recipe | epochs | training s | median s per epoch | pairs/s at the median | val BLEU, mean of the last "
+    target_tokens = _m30k_target_tokens()
+    lines = ["| recipe | epochs | training s | median s per epoch | pairs/s at the median | target tokens/s at the "
+             "median | val BLEU, mean of the last "
              f"{last} epochs | mean of epochs {same.start + 1}-{same.stop} | best epoch (BLEU) "
              "| all of validation: the choice (averaging, beam, α) | test_2016_flickr | results file |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in candidates:
         bleus = [b for _, b in c["curve"]]
         times = [t for t, _ in c["curve"]]
@@ -214,12 +220,21 @@ def m30k_search_table(candidates, last=10):
         tail = bleus[-last:]
         best = max(range(len(bleus)), key=bleus.__getitem__)
         test = "-" if c.get("test") is None else f"{c['test']:.2f}"
+        vocab = re.search(r"vocab_size=(\d+)", c["label"])
+        tokens = target_tokens.get(int(vocab.group(1)) if vocab else M30K_VOCAB)
         lines.append(f"| {c['label']} | {c['epochs']} | {c['train_seconds']} | {epoch_seconds:.1f} "
-                     f"| {M30K_PAIRS / epoch_seconds:.0f} | {sum(tail) / len(tail):.2f} "
+                     f"| {M30K_PAIRS / epoch_seconds:.0f} | {'-' if tokens is None else round(tokens / epoch_seconds)} "
+                     f"| {sum(tail) / len(tail):.2f} "
                      f"| {statistics.mean(bleus[i] for i in same):.2f} "
                      f"| {best + 1} ({bleus[best]:.2f}) | {_choice_cell(c.get('choice'))} "
                      f"| {test} | `docs/results/{c['file']}.json` |")
     return lines
+
+
+def _m30k_target_tokens():
+    """{vocabulary size: German subwords in an epoch of the 29,000 training pairs}, from
+    `benchmarks/m30k_vocab.py`'s results (docs/results/m30k_vocab.json); {} if it was not run."""
+    return {row["vocab_size"]: row["train"]["de"]["subwords"] for row in (_load("m30k_vocab") or {}).get("rows", [])}
 
 
 def _choice_cell(choice):

@@ -21,6 +21,10 @@ def _results(folder, name, label, epochs, seconds, bleus, times=None, **row):
 
 def test_the_search_table_gives_speed_and_validation_bleu_of_every_candidate(tmp_path, monkeypatch):
     monkeypatch.setattr(run_all, "RESULTS", str(tmp_path))
+    # benchmarks/m30k_vocab.py's German subwords per epoch: 8000 (the recipe's) and 10000
+    vocab = {"rows": [{"vocab_size": size, "train": {"de": {"subwords": n}}} for size, n in ((8000, 29000 * 15),
+                                                                                               (10000, 29000 * 14))]}
+    (tmp_path / "m30k_vocab.json").write_text(json.dumps(vocab))
     assert run_all.m30k_search() == []  # no base recipe: no table
     # Epoch 3 stalled (150 s instead of 90): the median epoch does not see it.
     _results(tmp_path, "m30k_search_attdrop", BASE + " + attention_dropout=0.1", 4, 420, [10.0, 30.0, 20.0, 26.0],
@@ -30,23 +34,28 @@ def test_the_search_table_gives_speed_and_validation_bleu_of_every_candidate(tmp
     candidates = run_all.m30k_search()
     assert [c["label"] for c in candidates] == ["m30k_small", "m30k_small + attention_dropout=0.1"]
     header, rule, base, attdrop = run_all.m30k_search_table(candidates, last=2)
-    assert header.count("|") == rule.count("|") == base.count("|") == 12
+    assert header.count("|") == rule.count("|") == base.count("|") == 13
     assert "mean of epochs 3-4" in header  # the last 2 epochs of the shortest run, for every run
-    # median epoch 58.0 s; 29,000 pairs / 58 s = 500 pairs/s; last 2: (24 + 27) / 2; epochs 3-4: (25 + 24) / 2;
-    # the base recipe has no selection on validation, and its test score is its row's
+    # median epoch 58.0 s; 29,000 pairs / 58 s = 500 pairs/s, 15 times as many subwords; last 2: (24 + 27) / 2;
+    # epochs 3-4: (25 + 24) / 2; the base recipe has no selection on validation, and its test score is its row's
     assert [cell.strip() for cell in base.split("|")[1:-1]] == [
-        "m30k_small", "5", "290", "58.0", "500", "25.50", "24.50", "5 (27.00)", "-", "39.33",
+        "m30k_small", "5", "290", "58.0", "500", "7500", "25.50", "24.50", "5 (27.00)", "-", "39.33",
         "`docs/results/quality_m30k_small.json`"]
     # median of 90, 90, 150, 90 = 90.0 s; 29,000 / 90 = 322 pairs/s; epochs 3-4 are its last 2: (20 + 26) / 2;
     # not selected on all of validation yet, so no test either
-    assert [cell.strip() for cell in attdrop.split("|")[2:11]] == [
-        "4", "420", "90.0", "322", "23.00", "23.00", "2 (30.00)", "-", "-"]
+    assert [cell.strip() for cell in attdrop.split("|")[2:12]] == [
+        "4", "420", "90.0", "322", "4833", "23.00", "23.00", "2 (30.00)", "-", "-"]
     # m30k_select.py's file gives the choice on all of validation, and test where it was scored
     chosen = {"averaging": "last 20", "beam_size": 8, "alpha": 1.0, "val_bleu_moses_lc": 41.48}
     select = {"chosen": chosen, "test": {"bleu_moses_lc": 39.989}}
     (tmp_path / "m30k_select_attdrop.json").write_text(json.dumps(select))
     attdrop = run_all.m30k_search_table(run_all.m30k_search(), last=2)[3]
-    assert [cell.strip() for cell in attdrop.split("|")[9:11]] == ["41.48 (last 20, 8, 1.0)", "39.99"]
+    assert [cell.strip() for cell in attdrop.split("|")[10:12]] == ["41.48 (last 20, 8, 1.0)", "39.99"]
+    # A candidate with another vocabulary: its own subwords per epoch; one not measured: no tokens/s
+    for size, tokens in ((10000, "4511"), (12000, "-")):
+        _results(tmp_path, "m30k_search_vocab", BASE + f" + vocab_size={size}", 4, 360, [1.0, 2.0, 3.0, 4.0])
+        row = run_all.m30k_search_table(run_all.m30k_search(), last=2)[-1]
+        assert row.split("|")[6].strip() == tokens  # 29,000 * 14 / 90 s at the median; 12k not in the file
 
 
 @pytest.mark.parametrize("window", [1, 5])
