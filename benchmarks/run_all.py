@@ -208,9 +208,9 @@ def m30k_search_table(candidates, last=10):
     shortest = min(len(c["curve"]) for c in candidates)
     same = range(max(shortest - last, 0), shortest)
     target_tokens = _m30k_target_tokens()
-    lines = ["| recipe | epochs | training s | median s per epoch | pairs/s at the median | target tokens/s at the "
-             "median | val BLEU, mean of the last "
-             f"{last} epochs | mean of epochs {same.start + 1}-{same.stop} | best epoch (BLEU) "
+    lines = ["| recipe | epochs | training s | median s per epoch | pairs/s at the median "
+             f"| target tokens/s at the median | val BLEU, mean of the last {last} epochs "
+             f"| mean of epochs {same.start + 1}-{same.stop} | best epoch (BLEU) "
              "| all of validation: the choice (averaging, beam, α) | test_2016_flickr | results file |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in candidates:
