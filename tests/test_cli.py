@@ -114,7 +114,7 @@ def test_export_takes_beam_and_alpha_from_the_run_unless_a_flag_overrides(run, t
     assert "beam 1, alpha 0.6" in capsys.readouterr().out
 
 
-def test_evaluate_takes_beam_and_alpha_from_the_run(run, capsys):
+def test_evaluate_takes_beam_and_alpha_from_the_run_and_keeps_an_earlier_evaluations_files(run, capsys):
     assert cli.main(["evaluate", "--run", run, "--split", "val", "--limit", "4", "--checkpoint", "2"]) == 0
     first = os.path.join(run, "hyps", "val.beam2.alpha0.epoch_002.first4")  # what decided the hypotheses
     with open(first + ".json") as f:

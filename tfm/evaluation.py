@@ -189,13 +189,11 @@ def results_name(split, scores, limit=None):
         >>> results_name("val", {"beam_size": 1, "alpha": 1.0, "checkpoint": "epoch_012.weights.h5"}, limit=50)
         'val.beam1.alpha1.epoch_012.first50'
     """
-    parts = [split, f"beam{int(scores['beam_size'])}", f"alpha{float(scores['alpha']):g}"]
     weights = os.path.basename(scores.get("checkpoint") or "")
     weights = weights[:-len(".weights.h5")] if weights.endswith(".weights.h5") else os.path.splitext(weights)[0]
-    parts += [weights] if weights else []
-    parts += ["unconstrained"] if scores.get("constrained") is False else []
-    parts += [f"first{int(limit)}"] if limit else []
-    return ".".join(parts)
+    parts = [split, f"beam{int(scores['beam_size'])}", f"alpha{float(scores['alpha']):g}", weights,
+             "unconstrained" if scores.get("constrained") is False else "", f"first{int(limit)}" if limit else ""]
+    return ".".join(part for part in parts if part)
 
 
 def write_results(run_dir, split, hypotheses, scores, limit=None):
