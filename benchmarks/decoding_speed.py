@@ -59,7 +59,7 @@ def build(preset, sentences, min_len, max_len, seed=0):
 
     keras.utils.set_random_seed(seed)
     config = tfm.TransformerConfig.preset(preset, dropout=0.0)
-    model = tfm.build_transformer(config)
+    model = tfm.Transformer.from_preset(config)
     rng = np.random.default_rng(seed)
     lengths = rng.integers(min_len, max_len + 1, size=sentences)
     source = np.zeros((sentences, max_len), np.int32)

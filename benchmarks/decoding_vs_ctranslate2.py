@@ -26,11 +26,11 @@ the cores), CTranslate2 with `--threads` threads as the row says.
 
 Rates are sentences/s and output subwords/s, medians over `--rounds` rounds that
 alternate the candidates (warm-up excluded); ratios are against CTranslate2 float32.
-BLEU is the run's metric (`tfm.evaluation.score`: Moses-tokenized lowercased for a
+BLEU is the run's metric (`tfm.decoding.evaluation.score`: Moses-tokenized lowercased for a
 moses_lc run, else tokenized lowercased), so "same BLEU" is visible in the same table.
 CTranslate2's length penalty is `|Y|^α`, not GNMT's `((5 + |Y|) / 6)^α` (§6.1), so its
 beams may rank a few sentences differently; its greedy outputs equal tfm's
-(tests/test_export_ctranslate2.py).
+(tests/serving/test_ctranslate2.py).
 """
 
 import argparse
@@ -84,9 +84,9 @@ def main(argv=None):
     from tfm import runs
     from tfm.data.preprocess import preprocess
     from tfm.decoding import Translator
-    from tfm.evaluation import score, split_pairs
-    from tfm.export import export
-    from tfm.export_ctranslate2 import CTranslate2Translator, export_ctranslate2
+    from tfm.decoding.evaluation import score, split_pairs
+    from tfm.serving.saved_model import export_saved_model
+    from tfm.serving.ctranslate2 import CTranslate2Translator, export_ctranslate2
 
     model, tokenizer, info = runs.load_run(args.run)
     data = info["data"]
@@ -96,7 +96,7 @@ def main(argv=None):
     decoding = dict(beam_size=args.beam_size, alpha=args.alpha)
 
     workdir = tempfile.mkdtemp(prefix="tfm_vs_ct2_")
-    saved_model = export((model, tokenizer), os.path.join(workdir, "savedmodel", "1"), **decoding)
+    saved_model = export_saved_model((model, tokenizer), os.path.join(workdir, "savedmodel", "1"), **decoding)
     serve = tf.saved_model.load(saved_model).signatures["serving_default"]
     ct2_dir = export_ctranslate2((model, tokenizer), os.path.join(workdir, "ct2"))
     ct2_int8_dir = export_ctranslate2((model, tokenizer), os.path.join(workdir, "ct2_int8"), quantization="int8")

@@ -55,7 +55,7 @@ def main(argv=None):
     import tfm
     from tfm.config import TrainingConfig
     from tfm.data import bucket_by_token_budget, load_dataset, train_tokenizer
-    from tfm.distribute import cpu_has_native_bfloat16
+    from tfm.training.distribute import cpu_has_native_bfloat16
     from tfm.training import compile_model
 
     if args.quick:

@@ -48,7 +48,7 @@ def main(argv=None):
     for policy in ("float32", "mixed_float16", "mixed_bfloat16"):
         for xla in (False, True):
             keras.config.set_dtype_policy(policy)
-            model = tfm.build_transformer(config)
+            model = tfm.Transformer.from_preset(config)
             model.compile(optimizer=tfm.build_optimizer(config), loss=tfm.LabelSmoothedCrossEntropy(0.1),
                           jit_compile=xla)
             keras.config.set_dtype_policy("float32")

@@ -61,9 +61,9 @@ def main(argv=None):
     if args.data_dir or os.environ.get("TFM_DATA_DIR"):
         os.environ["TFM_DATA_DIR"] = args.data_dir or os.environ["TFM_DATA_DIR"]
 
-    from tfm.checkpoints import average_checkpoints
+    from tfm.training.averaging import average_checkpoints
     from tfm.data.preprocess import run_preprocess
-    from tfm.evaluation import evaluate, split_pairs
+    from tfm.decoding.evaluation import evaluate, split_pairs
     from tfm.runs import epoch_checkpoints, load_run, read_run_config
 
     info = read_run_config(args.run)

@@ -65,7 +65,7 @@ def main(argv=None):
     args.data_dir = args.data_dir or os.environ.get("TFM_DATA_DIR")
 
     from tfm.config import DataConfig, TransformerConfig
-    from tfm.data.pipeline import learn_tokenizer, load_pairs
+    from tfm.training.pipeline import learn_tokenizer, load_pairs
 
     recipe = TransformerConfig.m30k_small()
     data = DataConfig(dataset="multi30k", data_dir=args.data_dir, preprocess=recipe.preprocess,

@@ -34,7 +34,7 @@ def child(preset, tokens, steps, mixed):
     if mixed:
         keras.config.set_dtype_policy("mixed_bfloat16")
     config = tfm.TransformerConfig.preset(preset, max_length=LENGTH)
-    model = tfm.build_transformer(config)
+    model = tfm.Transformer.from_preset(config)
     model.compile(optimizer=tfm.build_optimizer(config), loss=tfm.LabelSmoothedCrossEntropy(0.1))
     batch = max(1, tokens // LENGTH)
     rng = np.random.default_rng(0)

@@ -27,7 +27,7 @@ model's only (e.g. `--set transformer:num_layers=2`; the row records what applie
 `--learning-curve F ...` also trains each model on the first F of the training sentences (same
 budget, same decoding) and scores the test files: the JSON's `learning_curve` is a list of
 {"model", "train_sentences", "f1"} (the full set's rows included; `model` the short name, e.g. "Transformer"),
-drawn in NAME_learning_curve.png (`tfm.parsing.plot_learning_curve`).
+drawn in NAME_learning_curve.png (`tfm.viz.plot_learning_curve`).
 Each model is decoded twice: with the tree constraint (`tfm.parsing.TreeConstraint`: only
 well-formed trees with one leaf per word are searched; the row's F1) and without it (any
 output, repaired into a tree afterwards, as Vinyals et al. 2015; `unconstrained` in the
@@ -56,7 +56,7 @@ SHORT_NAMES = {"transformer": "Transformer", "bahdanau": "Bahdanau seq2seq"}  # 
 def budget_callback(budget, label, points):
     """A `tfm.TrainingBudget` that stops `fit` once `budget` seconds of training have passed and records
     `(seconds, loss)` per epoch in `points`."""
-    from tfm.callbacks import TrainingBudget
+    from tfm.training.callbacks import TrainingBudget
 
     def on_epoch(epoch, spent, logs):
         points.append((round(spent), round(float(logs.get("loss", float("nan"))), 4)))
@@ -101,9 +101,9 @@ def model_overrides(assignments, model):
 
 
 def run_model(name, args, gold, curves, train_sentences=None):
-    from tfm.checkpoints import average_checkpoints
-    from tfm.data.ptb_parse import SPLIT_SIZES
-    from tfm.evaluation import split_pairs
+    from tfm.training.averaging import average_checkpoints
+    from tfm.parsing.treebank import SPLIT_SIZES
+    from tfm.decoding.evaluation import split_pairs
     from tfm.parsing import DATASET_LEAVES
     from tfm.models.registry import make_config
     from tfm.parsing import evaluate_parsing
@@ -150,13 +150,13 @@ def run_model(name, args, gold, curves, train_sentences=None):
 
 
 def plot_learning_curve(points, name):
-    """docs/results/NAME_learning_curve.png: `tfm.parsing.plot_learning_curve` of the run's points."""
+    """docs/results/NAME_learning_curve.png: `tfm.viz.plot_learning_curve` of the run's points."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from tfm.parsing import plot_learning_curve as draw
+    from tfm.viz import plot_learning_curve as draw
 
     fig = draw(points)
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "results", f"{name}_learning_curve.png")
@@ -199,7 +199,7 @@ def main(argv=None):
     if args.quick:
         args.budget = 60
     args.data_dir = args.data_dir or os.environ.get("TFM_DATA_DIR")
-    from tfm.data.ptb_parse import SPLIT_SIZES, ptb_parse_trees
+    from tfm.parsing.treebank import SPLIT_SIZES, ptb_parse_trees
 
     from tfm.models.registry import make_config
 

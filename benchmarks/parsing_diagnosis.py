@@ -160,7 +160,7 @@ def main(argv=None):
 
     import numpy as np
 
-    from tfm.data.ptb_parse import ptb_parse_pairs
+    from tfm.parsing.treebank import ptb_parse_pairs
     from tfm.models.registry import make_config
     from tfm.runs import load_run
     from tfm.training import train

@@ -66,10 +66,10 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
     `curve_sentences` validation pairs with the epoch's weights (not counted as training
     time) and stops once `budget` seconds of training have passed (None: never). Appends
     `(seconds, BLEU)` to `points`."""
-    from tfm.callbacks import TrainingBudget
+    from tfm.training.callbacks import TrainingBudget
     from tfm.data.preprocess import preprocess, run_preprocess
     from tfm.decoding import Translator
-    from tfm.evaluation import score, split_pairs
+    from tfm.decoding.evaluation import score, split_pairs
     from tfm.runs import load_run
 
     state = {}
@@ -99,8 +99,8 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
 def run_model(name, args, curves):
     import shutil
 
-    from tfm.evaluation import evaluate, split_pairs
-    from tfm.checkpoints import average_checkpoints
+    from tfm.decoding.evaluation import evaluate, split_pairs
+    from tfm.training.averaging import average_checkpoints
     from tfm.data.preprocess import run_preprocess
     from tfm.models.registry import make_config
     from tfm.runs import epoch_checkpoints, load_run

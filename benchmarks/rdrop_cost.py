@@ -60,8 +60,8 @@ def main(argv=None):
     import tfm
     from tfm.config import TrainingConfig
     from tfm.data.batching import autotune_off
-    from tfm.data.pipeline import pair_rows
-    from tfm.distribute import cpu_has_native_bfloat16
+    from tfm.training.pipeline import pair_rows
+    from tfm.training.distribute import cpu_has_native_bfloat16
     from tfm.training import compile_model
 
     rng = np.random.default_rng(0)

@@ -138,7 +138,7 @@ def main(argv=None):
     for batching, precision in variants:
         keras.utils.set_random_seed(args.seed)
         keras.config.set_dtype_policy(precision.removesuffix(" + XLA"))
-        model = tfm.build_transformer(config)
+        model = tfm.Transformer.from_preset(config)
         model.compile(optimizer=tfm.build_optimizer(config), loss=tfm.LabelSmoothedCrossEntropy(),
                       jit_compile=precision.endswith(" + XLA"))
         models[batching, precision] = model

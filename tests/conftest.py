@@ -55,7 +55,7 @@ def tiny_transformer(number_tokenizer):
     keras.utils.set_random_seed(0)
     config = TransformerConfig.tiny(vocab_size=number_tokenizer.vocab_size, dropout=0.0, num_layers=1,
                                     max_length=TINY_MAX_LENGTH, max_extra_length=TINY_EXTRA)
-    return tfm.build_transformer(config)
+    return tfm.Transformer.from_preset(config)
 
 
 SERVING_OPS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data_files", "serving_ops")

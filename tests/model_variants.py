@@ -50,6 +50,6 @@ def build_variant(name, vocab_size, max_length, max_extra_length, seed=0):
         config = TransformerConfig.tiny(vocab_size=vocab_size, d_model=32, num_heads=2, d_ff=64, num_layers=1,
                                         dropout=0.0, max_length=max_length, max_extra_length=max_extra_length,
                                         **flags)
-        return tfm.build_transformer(config)
+        return tfm.Transformer.from_preset(config)
     finally:
         keras.config.set_dtype_policy(previous)

@@ -425,12 +425,12 @@ def test_a_code_display_older_than_the_package_fails_and_refresh_renders_it_agai
     import tfm
 
     source_path, copy_path = source_and_copy
-    current = inspect.getsource(tfm.masks.padding_mask)
+    current = inspect.getsource(tfm.layers.masks.padding_mask)
     old = current.replace("def padding_mask(", "def padding_mask_of_an_older_tfm(")
     for path in source_and_copy:
         rewrite(path, lambda nb: nb["cells"].append(
             {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
-             "source": "import tfm\n\nshow(tfm.masks.padding_mask)\nprint(1)"}))
+             "source": "import tfm\n\nshow(tfm.layers.masks.padding_mask)\nprint(1)"}))
     make_course.stamp(executed := make_course.read(copy_path), make_course.read(source_path), "99_test.ipynb",
                       "full", 1.0)
     executed["cells"][-1]["outputs"] = [code_display(old), {"output_type": "stream", "name": "stdout", "text": "1\n"}]
@@ -438,7 +438,7 @@ def test_a_code_display_older_than_the_package_fails_and_refresh_renders_it_agai
     assert len(problems) == 1 and "older than tfm/" in problems[0] and "padding_mask_of_an_older_tfm" in problems[0]
 
     refreshed = make_course.shown_code.refresh(executed)
-    assert refreshed == ["cell 4: tfm.masks.padding_mask"]
+    assert refreshed == ["cell 4: tfm.layers.masks.padding_mask"]
     outputs = executed["cells"][-1]["outputs"]
     assert outputs[0]["data"]["text/plain"] == current.rstrip("\n") and "highlight" in outputs[0]["data"]["text/html"]
     assert outputs[1]["text"] == "1\n"

@@ -4,7 +4,7 @@ Each module's examples run in that module's namespace (what a reader of its page
 has imported by writing `from tfm.layers.encoder import Encoder` and friends: the module's own names,
 `keras`, `ops`); anything else an example uses, it imports itself. Every public name of `tfm.layers` and
 every class and builder of the modules below has an example. The decoding and export examples are
-tests/test_decoding_examples.py's.
+tests/decoding/test_decoding_examples.py's.
 
     .venv/bin/python -m pytest -q tests/test_docstring_examples.py
 """
@@ -19,10 +19,10 @@ import pytest
 import tfm.layers
 
 LAYER_MODULES = sorted(f"tfm.layers.{m.name}" for m in pkgutil.iter_modules(tfm.layers.__path__))
-MODULES = LAYER_MODULES + ["tfm.models.transformer", "tfm.models.seq2seq", "tfm.schedules", "tfm.losses",
-                           "tfm.metrics"]
+MODULES = LAYER_MODULES + ["tfm.models.transformer", "tfm.models.seq2seq", "tfm.training.schedules", "tfm.training.losses",
+                           "tfm.training.metrics"]
 # Helpers these modules share with one another, not API: no example needed.
-HELPERS = {"check_score", "check_rnn_args", "states_per_layer", "resolve_attention_args", "ensure_built",
+HELPERS = {"validate_score", "validate_rnn_args", "states_per_layer", "resolve_attention_args", "ensure_built",
            "residual_block", "positional_encoding_numpy", "TransformerBlock", "TransformerStack"}
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 

@@ -30,10 +30,10 @@ def test_every_submodule_is_an_attribute_of_tfm(name):
 
 def test_a_fresh_interpreter_reaches_a_submodule_it_never_imported():
     probe = ("import sys, tfm\nassert 'tfm.parsing' not in sys.modules\n"
-             "print(tfm.parsing.__name__, tfm.resume.__name__)")
+             "print(tfm.parsing.__name__, tfm.runs.resume.__name__)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["tfm.parsing", "tfm.resume"]
+    assert done.stdout.split() == ["tfm.parsing", "tfm.runs.resume"]
 
 
 @pytest.mark.parametrize("module", [tfm, tfm.models], ids=["tfm", "tfm.models"])

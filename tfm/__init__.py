@@ -4,26 +4,37 @@ Shape legend used in every docstring and shape comment:
     B batch, S source length, T target length, N heads, H head dim,
     D model dim, F feed-forward dim, V vocabulary.
 
-Where each part of the paper lives:
-    §3.1 encoder/decoder stacks      tfm.layers.encoder, decoder, encoder_layer, decoder_layer
-    §3.2 attention (eq. 1, MHA)      tfm.layers.scaled_dot_product_attention, multi_head_attention; tfm.masks
-    §3.3 feed-forward                tfm.layers.feed_forward
-    §3.4 shared embeddings           tfm.layers.shared_embedding
-    §3.5 positional encoding         tfm.layers.positional_encoding
-    §4 / Table 1 why self-attention  notebooks/10_why_self_attention.ipynb
-    §5.1 batching by token budget    tfm.data.batching
-    §5.3 optimizer, eq. 3            tfm.schedules
-    §5.4 label smoothing             tfm.losses
-    §6.1 beam search, averaging      tfm.decoding, tfm.checkpoints
-    Table 3 variants, presets        tfm.config
-    baselines (seq2seq, Bahdanau)    tfm.models.seq2seq, tfm.layers.bahdanau_attention, luong_attention
+The packages, in the one order their imports run (a package imports only those before it;
+docs/api/index.md and tests/test_import_graph.py hold the order):
 
-Names are imported lazily (PEP 562): `import tfm` starts neither TensorFlow nor
-Keras; the first use of a name that needs them does. So `tfm --help` answers at once.
+    config      every setting's one home: TransformerConfig, Seq2SeqConfig, DataConfig, TrainingConfig
+    data        corpora, the shared subword tokenizer, token-budget batches (§5.1)
+    layers      attention (§3.2, eq. 1), masks, positional encoding (§3.5), embeddings (§3.4),
+                feed-forward (§3.3), encoder/decoder layers and stacks (§3.1), the RNN baselines' parts
+    models      Transformer and Seq2Seq, `from_preset`, the model registry
+    runs        the run folder every command reads and writes
+    decoding    greedy and beam search (§6.1), the Translator, BLEU evaluation
+    parsing     constituency parsing as translation (§6.3, Table 4)
+    training    train(), losses (§5.4), schedules (§5.3, eq. 3), callbacks, tf.distribute, averaging
+    serving     the SavedModel for TF Serving and the CTranslate2 export
+    viz         plots and the architecture figures drawn from a config
+    exercises   the course's checked exercises
+    cli         the `tfm` command
+
+Where the rest of the paper lives: §4 / Table 1 (why self-attention) is notebooks/10; Table 3's
+variants are `dataclasses.replace` on `TransformerConfig.base()` (tfm.config).
+
+Names are imported lazily (PEP 562): `import tfm` starts neither TensorFlow nor Keras; the first
+use of a name that needs them does. So `tfm --help` answers at once.
+
+Example:
+    >>> import tfm
+    >>> model = tfm.Transformer.from_preset("tiny", vocab_size=40)
+    >>> tuple(model((tf.constant([[5, 6, 0]]), tf.constant([[2, 7]]))).shape)   # logits (B, T, V)
+    (1, 2, 40)
 """
 
 import os as _os
-import pkgutil as _pkgutil
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 # TensorFlow's C++ log: warnings off; errors too where no NVIDIA driver is loaded: there the one error it
@@ -43,41 +54,51 @@ def _package_version():
 
 __version__ = _package_version()
 
-# Public name -> the module that defines it.
+# The public names, each with the module that defines it (imported on first use). Chosen by hand: a module
+# is not public because it exists.
 _EXPORTS = {
-    "TransformerConfig": "tfm.config",
-    "DataConfig": "tfm.config",
-    "TrainingConfig": "tfm.config",
-    "LabelSmoothedCrossEntropy": "tfm.losses",
-    "MaskedAccuracy": "tfm.metrics",
-    "TransformerSchedule": "tfm.schedules",
-    "build_optimizer": "tfm.schedules",
-    "Seq2Seq": "tfm.models",
-    "Seq2SeqConfig": "tfm.config",
-    "Transformer": "tfm.models",
-    "build_seq2seq": "tfm.models",
-    "build_transformer": "tfm.models",
-    "build_model": "tfm.models",
-    "make_config": "tfm.models",
-    "train": "tfm.training",
-    "TrainingBudget": "tfm.callbacks",
-    "load_run": "tfm.runs",
-    "read_history": "tfm.runs",
-    "average_checkpoints": "tfm.checkpoints",
-    "Translator": "tfm.decoding",
-    "translate": "tfm.decoding",
+    # Configs (tfm.config).
+    "TransformerConfig": "tfm.config.configs",
+    "Seq2SeqConfig": "tfm.config.configs",
+    "DataConfig": "tfm.config.configs",
+    "TrainingConfig": "tfm.config.configs",
+    # Models (tfm.models): the front door is `Transformer.from_preset` / `Seq2Seq.from_preset`.
+    "Transformer": "tfm.models.transformer",
+    "Seq2Seq": "tfm.models.seq2seq",
+    "build_transformer": "tfm.models.transformer",
+    # Training (tfm.training).
+    "train": "tfm.training.trainer",
+    "LabelSmoothedCrossEntropy": "tfm.training.losses",
+    "MaskedAccuracy": "tfm.training.metrics",
+    "TransformerSchedule": "tfm.training.schedules",
+    "build_optimizer": "tfm.training.schedules",
+    "TrainingBudget": "tfm.training.callbacks",
+    "average_checkpoints": "tfm.training.averaging",
+    # Runs (tfm.runs).
+    "load_run": "tfm.runs.folder",
+    "read_history": "tfm.runs.history",
+    # Decoding (tfm.decoding): sentences in, translations out.
+    "Translator": "tfm.decoding.translator",
+    "translate": "tfm.decoding.translator",
+    # Serving (tfm.serving): one calling convention with the Translator.
+    "export_saved_model": "tfm.serving.saved_model",
+    "export_ctranslate2": "tfm.serving.ctranslate2",
+    "SavedModelTranslator": "tfm.serving.saved_model",
+    "CTranslate2Translator": "tfm.serving.ctranslate2",
 }
+# The paper's building blocks (tfm.layers).
 _LAYERS = ("Attention", "AttentionScore", "BahdanauAttention", "Decoder", "DecoderLayer", "Encoder", "EncoderLayer",
            "FeedForward", "LuongAttention", "MultiHeadAttention", "PositionalEmbedding", "PositionalEncoding",
            "RNNDecoder", "RNNEncoder", "SharedEmbedding", "TokenDropout", "attention_weights", "masked_softmax",
            "positional_encoding", "scaled_dot_product_attention")
 _EXPORTS.update({name: "tfm.layers" for name in _LAYERS})
-# Every module and package in tfm/, read from the folder so a new one is never missed: `tfm.parsing` etc.
-_SUBMODULES = tuple(sorted(m.name for m in _pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
+# The public subpackages, reachable as `tfm.<name>` without an import (`tfm.cli` is the command, not an API).
+_SUBPACKAGES = ("config", "data", "decoding", "exercises", "layers", "models", "parsing", "runs", "serving",
+                "training", "viz")
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 from tfm._lazy import lazy_attributes as _lazy_attributes  # noqa: E402  (after the environment defaults above)
 
 
-__getattr__, __dir__ = _lazy_attributes(__name__, _EXPORTS, _SUBMODULES)
+__getattr__, __dir__ = _lazy_attributes(__name__, _EXPORTS, _SUBPACKAGES)

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tfm.config import DataConfig
-from tfm.data.preprocess import check_preprocess, detokenize, moses_lc, preprocess, run_preprocess
+from tfm.data.preprocess import validate_preprocess, detokenize, moses_lc, preprocess, run_preprocess
 
 
 def test_moses_lc_by_hand():
@@ -24,7 +24,7 @@ def test_none_is_identity_and_unknown_names_refused():
     assert preprocess(["A Dog."], "en", None) == ["A Dog."]
     assert detokenize(["a dog ."], "en", None) == ["a dog ."]
     with pytest.raises(ValueError, match="moses_lc"):
-        check_preprocess("spacy")
+        validate_preprocess("spacy")
     with pytest.raises(ValueError, match="moses_lc"):
         DataConfig(preprocess="lowercase")
 
@@ -39,7 +39,7 @@ def test_detokenize_undoes_the_tokenization_but_not_the_case(text, lang):
 
 def test_training_pairs_are_preprocessed(tmp_path):
     """What the tokenizer learns from and the batches hold: both sides, each in its language."""
-    from tfm.data.pipeline import load_pairs
+    from tfm.training.pipeline import load_pairs
 
     (tmp_path / "s.en").write_text("A Dog's Toy.\nTwo MEN, smiling.\n")
     (tmp_path / "t.de").write_text("Ein Spielzeug.\nZwei Männer, lächelnd.\n")
@@ -71,7 +71,7 @@ class EchoTranslator:
 
 
 def test_evaluate_prepares_sources_and_scores_on_the_anchor_footing(monkeypatch):
-    from tfm import evaluation
+    from tfm.decoding import evaluation
 
     monkeypatch.setattr(evaluation, "Translator", EchoTranslator)
     sources = ["A man's Dog runs.", "Two kids, laughing."]

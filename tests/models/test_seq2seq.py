@@ -7,8 +7,8 @@ import pytest
 from keras import ops
 
 from tfm.data.synthetic import sequence_task_ids
-from tfm.losses import LabelSmoothedCrossEntropy
-from tfm.metrics import MaskedAccuracy
+from tfm.training.losses import LabelSmoothedCrossEntropy
+from tfm.training.metrics import MaskedAccuracy
 from tfm.models.seq2seq import Seq2Seq, Seq2SeqConfig, build_seq2seq
 
 V = 12

@@ -10,7 +10,7 @@ from tfm.data.synthetic import sequence_task_ids
 @pytest.fixture(scope="module")
 def tiny():
     keras.utils.set_random_seed(0)
-    return tfm.build_transformer(TransformerConfig.tiny(vocab_size=30, dropout=0.0))
+    return tfm.Transformer.from_preset(TransformerConfig.tiny(vocab_size=30, dropout=0.0))
 
 
 def _ids(b, t, seed, vocab=30):
@@ -77,12 +77,12 @@ def test_pieces_and_attention_scores(tiny):
 def test_weight_tying_and_untied(tiny):
     names = [w.path for w in tiny.weights]
     assert sum("embeddings" in n for n in names) == 1  # one matrix: two embeddings + projection
-    untied = tfm.build_transformer(TransformerConfig.tiny(vocab_size=30, share_embeddings=False))
+    untied = tfm.Transformer.from_preset(TransformerConfig.tiny(vocab_size=30, share_embeddings=False))
     assert untied.count_params() - tiny.count_params() == 30 * 64 * 2 + 30
 
 
 def test_config_dropouts_reach_every_block():
-    model = tfm.build_transformer(TransformerConfig.tiny(vocab_size=30, attention_dropout=0.2, activation_dropout=0.3))
+    model = tfm.Transformer.from_preset(TransformerConfig.tiny(vocab_size=30, attention_dropout=0.2, activation_dropout=0.3))
     blocks = [*model.encoder.layers, *model.decoder.layers]
     assert [b.ffn.dropout for b in blocks] == [0.3] * len(blocks)
     assert [b.attention_dropout for b in blocks] == [0.2] * len(blocks)
@@ -105,9 +105,9 @@ def test_mixed_bfloat16_computes_the_float32_model(variant):
     part left out or computed in the wrong dtype would move them by a whole logit."""
     src, tgt = _ids(2, 5, 9), _ids(2, 4, 10)
     config = TransformerConfig.tiny(vocab_size=30, dropout=0.0, **variant)
-    reference = tfm.build_transformer(config)
+    reference = tfm.Transformer.from_preset(config)
     keras.config.set_dtype_policy("mixed_bfloat16")
-    model = tfm.build_transformer(config)
+    model = tfm.Transformer.from_preset(config)
     model.set_weights(reference.get_weights())
     expected, logits = np.asarray(reference((src, tgt))), model((src, tgt))
     assert logits.dtype == "float32"
@@ -122,7 +122,7 @@ def test_tiny_transformer_learns_reversal():
     train_x, train_y = sequence_task_ids(6000, vocab_size=20, max_length=10, seed=0)
     val_x, val_y = sequence_task_ids(500, vocab_size=20, max_length=10, seed=1)
     config = TransformerConfig.tiny(vocab_size=20, dropout=0.0, warmup_steps=200)
-    model = tfm.build_transformer(config)
+    model = tfm.Transformer.from_preset(config)
     model.compile(optimizer=tfm.build_optimizer(config), loss=tfm.LabelSmoothedCrossEntropy(0.0),
                   metrics=[tfm.MaskedAccuracy()])
     model.fit(train_x, train_y, batch_size=64, epochs=6, verbose=0)
@@ -134,8 +134,8 @@ def test_token_dropout_changes_a_training_pass_only():
     """`token_dropout` replaces input words by UNK in `call` with training=True; inference and decoding are
     the model without it (same weights)."""
     config = TransformerConfig.tiny(vocab_size=30, dropout=0.0)
-    plain = tfm.build_transformer(config)
-    dropping = tfm.build_transformer(TransformerConfig.tiny(vocab_size=30, dropout=0.0, token_dropout=0.5))
+    plain = tfm.Transformer.from_preset(config)
+    dropping = tfm.Transformer.from_preset(TransformerConfig.tiny(vocab_size=30, dropout=0.0, token_dropout=0.5))
     dropping.set_weights(plain.get_weights())  # no extra weights: the layer has none
     source, target = _ids(4, 9, 1), _ids(4, 7, 2)
     np.testing.assert_allclose(dropping((source, target), training=False), plain((source, target)), atol=1e-6)

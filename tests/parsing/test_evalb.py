@@ -182,7 +182,7 @@ def test_parse_report_lists_the_paper_and_the_new_row():
 
 
 def test_right_branching_baseline_on_validation(treebank_data_dir):
-    from tfm.data.ptb_parse import ptb_parse_trees
+    from tfm.parsing.treebank import ptb_parse_trees
 
     trees = ptb_parse_trees("validation", treebank_data_dir, download=False)
     scores = parsing.bracket_scores(trees, [parsing.right_branching_tree(t.leaves(), [tag for _, tag in t.pos()])

@@ -100,7 +100,7 @@ def test_delinearize_is_always_well_formed_on_random_tokens():
 
 @pytest.fixture(scope="module")
 def gold(treebank_data_dir):
-    from tfm.data.ptb_parse import ptb_parse_trees
+    from tfm.parsing.treebank import ptb_parse_trees
 
     return {split: ptb_parse_trees(split, treebank_data_dir, download=False)
             for split in ("train", "validation", "test")}

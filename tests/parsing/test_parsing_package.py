@@ -59,24 +59,24 @@ def _imported_modules(path):
 @pytest.mark.parametrize("layer", ["decoding", "layers", "models"])
 def test_the_layers_below_know_nothing_of_trees(layer):
     imports = {path.name: sorted(name for name in _imported_modules(path)
-                                 if name.startswith(("tfm.parsing", "tfm.data.ptb_parse", "nltk")))
+                                 if name.startswith(("tfm.parsing", "tfm.parsing.treebank", "nltk")))
                for path in (ROOT / "tfm" / layer).rglob("*.py")}
     assert not any(imports.values()), imports
 
 
 def test_the_export_does_not_import_nltk():
-    """`import tfm.export` and exporting a tiny model: neither NLTK nor any parsing module is imported (the
+    """`import tfm.serving.saved_model` and exporting a tiny model: neither NLTK nor any parsing module is imported (the
     search's constraint protocol lives in tfm.decoding; the treebank is read only when asked for)."""
     probe = """
 import os, sys, tempfile
-import tfm.export
-imported = lambda: sorted(m for m in sys.modules if m == "nltk" or m.startswith(("tfm.parsing", "tfm.data.ptb_parse")))
+import tfm.serving.saved_model
+imported = lambda: sorted(m for m in sys.modules if m == "nltk" or m.startswith(("tfm.parsing", "tfm.parsing.treebank")))
 assert imported() == [], imported()
 import tfm
 from tfm.data import number_words_pairs, train_tokenizer
 tokenizer = train_tokenizer(list(zip(*number_words_pairs("train", max_number=1100))), vocab_size=40)
 config = tfm.TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, num_layers=1, max_length=8, max_extra_length=2)
-path = tfm.export.export((tfm.build_transformer(config), tokenizer), os.path.join(tempfile.mkdtemp(), "1"), beam_size=1)
+path = tfm.export_saved_model((tfm.Transformer.from_preset(config), tokenizer), os.path.join(tempfile.mkdtemp(), "1"), beam_size=1)
 assert os.path.isfile(os.path.join(path, "saved_model.pb"))
 print(imported())
 """

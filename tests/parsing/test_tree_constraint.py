@@ -131,7 +131,7 @@ def random_model():
     keras.utils.set_random_seed(0)
     config = tfm.TransformerConfig.tiny(vocab_size=len(VOCAB), dropout=0.0, num_layers=1, max_length=16,
                                         max_extra_length=30)
-    return tfm.build_transformer(config)
+    return tfm.Transformer.from_preset(config)
 
 
 @pytest.fixture(scope="module")

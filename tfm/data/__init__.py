@@ -6,8 +6,8 @@
     model.fit(batches, ...)  # ((source_ids, target_in), target_out)
 
 Reserved ids (`tfm.special_tokens`): 0 [PAD], 1 [UNK], 2 [START], 3 [END].
-The treebank's names (`load_ptb_parse`, `ptb_parse_trees`) are imported when first used, so that
-translation, training and the export never import NLTK.
+The treebank's reader is `tfm.parsing.treebank` (data never imports parsing; importing it registers
+"ptb_parse" and "ptb_parse_tags" with `load_dataset`), so translation, training and the export never import NLTK.
 """
 
 from tfm.data.batching import (
@@ -20,7 +20,7 @@ from tfm.data.batching import (
     tokenize_pairs,
 )
 from tfm.data.cache import resolve_data_dir
-from tfm.data.datasets import DATASET_NAMES, GENERATED_TASKS, PARSING_TASKS, load_dataset
+from tfm.data.datasets import DATASET_NAMES, GENERATED_TASKS, PARSING_TASKS, load_dataset, register_dataset
 from tfm.data.multi30k import download_multi30k, load_multi30k, multi30k_file
 from tfm.data.splits import SPLITS, canonical_split
 from tfm.data.subword_tokenizer import SubwordTokenizer, train_tokenizer
@@ -59,15 +59,14 @@ __all__ = [
     "german_number",
     "length_report",
     "load_dataset",
+    "register_dataset",
     "load_multi30k",
     "load_parallel_files",
-    "load_ptb_parse",
     "load_tfds_translate",
     "multi30k_file",
     "number_words_dataset",
     "number_words_pairs",
     "pad_to_fixed_length",
-    "ptb_parse_trees",
     "padding_fraction",
     "read_parallel_files",
     "resolve_data_dir",
@@ -77,12 +76,3 @@ __all__ = [
     "tokenize_pairs",
     "train_tokenizer",
 ]
-
-
-def __getattr__(name):
-    if name in ("load_ptb_parse", "ptb_parse_trees"):  # NLTK only when a treebank is read
-        from tfm.data import ptb_parse
-
-        value = globals()[name] = getattr(ptb_parse, name)
-        return value
-    raise AttributeError(f"module 'tfm.data' has no attribute {name!r}")

@@ -9,6 +9,13 @@ Names:
     "ptb_parse"          Penn Treebank sample (WSJ 0001-0199) as sentence -> linearized tree (§6.3, Table 4),
                          every word written "XX": "(S (NP XX XX ) (VP XX ) XX )"
     "ptb_parse_tags"     the same trees with every word written as its POS tag: "(S (NP DT NN ) (VP VBD ) . )"
+
+The treebank's reader belongs to `tfm.parsing` (data never imports parsing): `tfm.parsing.treebank` registers
+its two names here when it is imported (`register_dataset`), as `tfm.train` and `tfm evaluate` do.
+
+Example:
+    >>> [source.decode() for source, _ in load_dataset("reverse", "train", num_examples=2).as_numpy_iterator()]
+    ['a', 'b']
 """
 
 from tfm.data.multi30k import load_multi30k
@@ -19,6 +26,24 @@ from tfm.data.tfds_translate import TFDS_NAMES, load_tfds_translate
 GENERATED_TASKS = ("reverse", "copy", "numbers")
 PARSING_TASKS = ("ptb_parse", "ptb_parse_tags")  # their leaf styles: tfm.parsing.DATASET_LEAVES
 DATASET_NAMES = GENERATED_TASKS + ("multi30k",) + TFDS_NAMES + ("files",) + PARSING_TASKS
+
+
+# Loaders registered by the packages that own their corpora: name -> `loader(split, data_dir=..., **kwargs)`.
+_REGISTERED = {}
+
+
+def register_dataset(name, loader):
+    """Makes `load_dataset(name, split, data_dir=..., **kwargs)` call `loader(split, data_dir=..., **kwargs)`.
+
+    For corpora whose reader lives in a package that data must not import (the treebank: `tfm.parsing`).
+
+    Args:
+        name: str. One of `DATASET_NAMES` that has no loader here.
+        loader: callable `(split, data_dir=None, **kwargs) -> tf.data.Dataset`.
+    """
+    if name not in PARSING_TASKS:
+        raise ValueError(f"name={name!r}: only {list(PARSING_TASKS)} are registered from outside tfm.data")
+    _REGISTERED[name] = loader
 
 
 def load_dataset(name, split="train", source_lang=None, target_lang=None, data_dir=None, **kwargs):
@@ -63,29 +88,13 @@ def load_dataset(name, split="train", source_lang=None, target_lang=None, data_d
         if source_lang is not None or target_lang is not None:
             raise ValueError(f"{name} maps sentences to trees and has no languages; got "
                              f"source_lang={source_lang!r}, target_lang={target_lang!r}")
-        from tfm.data.ptb_parse import load_ptb_parse  # NLTK only when a treebank is read
-        from tfm.parsing.trees import DATASET_LEAVES
-
-        return load_ptb_parse(split, data_dir=data_dir, leaves=DATASET_LEAVES[name], **kwargs)
+        if name not in _REGISTERED:
+            raise ValueError(f"{name!r} is read by tfm.parsing: `import tfm.parsing.treebank` first (it registers "
+                             "the treebank's names here; tfm.train and tfm evaluate do)")
+        return _REGISTERED[name](split, data_dir=data_dir, **kwargs)
     if name == "files":
         missing = [key for key in ("source_path", "target_path") if key not in kwargs]
         if missing:
             raise ValueError(f"load_dataset('files') needs source_path= and target_path=; missing {missing}")
         return load_parallel_files(**kwargs)
     raise ValueError(f"unknown dataset name={name!r}; valid names: {list(DATASET_NAMES)}")
-
-
-def whole_tokens(name, pairs):
-    """The target tokens that dataset `name` wants kept as one subword each (`train_tokenizer`'s
-    `whole_tokens`): for parsing, every label, bracket and leaf token of the training trees
-    (`tfm.parsing.tree_tokens`); none for translation.
-
-    Args:
-        name: str. A dataset name.
-        pairs: the training split's `(source, target)` pairs (a `tf.data.Dataset`).
-    """
-    if name not in PARSING_TASKS:
-        return ()
-    from tfm.parsing.trees import tree_tokens
-
-    return tree_tokens(target.decode("utf-8") for _, target in pairs.as_numpy_iterator())

@@ -15,10 +15,10 @@ A model trained this way writes lowercased, tokenized text; `detokenize` gives r
 
 import functools
 
-from tfm.config_rules import PREPROCESSORS
+from tfm.config.rules import PREPROCESSORS
 
 
-def check_preprocess(method):
+def validate_preprocess(method):
     """`method` if it is None or a name in `PREPROCESSORS`, else ValueError naming them."""
     if method is not None and method not in PREPROCESSORS:
         raise ValueError(f"preprocess={method!r}: expected None or one of {list(PREPROCESSORS)}")
@@ -41,14 +41,14 @@ def moses_lc(text, lang):
 
 def preprocess(texts, lang, method):
     """`texts` (list of str) as `method` prepares them; `method=None` returns them unchanged."""
-    if check_preprocess(method) is None:
+    if validate_preprocess(method) is None:
         return list(texts)
     return [moses_lc(text, lang) for text in texts]
 
 
 def detokenize(texts, lang, method):
     """Model outputs of a `method` run back to untokenized text (Moses detokenizer; case stays lower)."""
-    if check_preprocess(method) is None:
+    if validate_preprocess(method) is None:
         return list(texts)
     _, _, detokenizer = _moses(lang)
     return [detokenizer.detokenize(text.split()) for text in texts]
@@ -58,7 +58,7 @@ def signature(lang, method="moses_lc"):
     """What `method` did, for score signatures: `moses-lc:de|sacremoses:0.2.0|escape:no`."""
     from importlib.metadata import version
 
-    check_preprocess(method)
+    validate_preprocess(method)
     return f"moses-lc:{lang or 'en'}|sacremoses:{version('sacremoses')}|escape:no"
 
 

@@ -12,7 +12,7 @@
     translator.py   `Translator`: sentences in, translations out
 """
 
-from tfm.decoding.adapters import (
+from tfm.decoding.decodable import (
     DEFAULT_MAX_EXTRA_LENGTH,
     Decodable,
     Seq2SeqDecodable,
@@ -24,7 +24,7 @@ from tfm.decoding.search import (
     NEG_INF,
     SearchResult,
     beam_search,
-    check_beam_size,
+    validate_beam_size,
     greedy_search,
     length_penalty,
     search,
@@ -33,4 +33,4 @@ from tfm.decoding.translator import LENGTH_MULTIPLE, Translator, attention_maps,
 
 __all__ = ["Constraint", "DEFAULT_MAX_EXTRA_LENGTH", "Decodable", "LENGTH_MULTIPLE", "NEG_INF", "SearchResult",
            "Seq2SeqDecodable", "TransformerDecodable", "Translator", "as_decodable", "attention_maps", "beam_search",
-           "check_beam_size", "greedy_search", "length_penalty", "search", "translate"]
+           "validate_beam_size", "greedy_search", "length_penalty", "search", "translate"]

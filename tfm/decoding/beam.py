@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfm.decoding import batch_state
-from tfm.decoding.search_parts import (NEG_INF, SearchResult, _best_tokens, _finalize, _start_search,
+from tfm.decoding.search_core import (NEG_INF, SearchResult, _best_tokens, _finalize, _start_search,
                                        _start_sequences, _write_column, length_penalty)
 from tfm.special_tokens import END_ID
 

@@ -7,7 +7,7 @@ Beam search is `tfm.decoding.beam`; how both run (the cache, dynamic shapes, the
 import tensorflow as tf
 
 from tfm.decoding import batch_state
-from tfm.decoding.search_parts import (SearchResult, _best_tokens, _finalize, _start_search, _start_sequences,
+from tfm.decoding.search_core import (SearchResult, _best_tokens, _finalize, _start_search, _start_sequences,
                                        _write_column, length_penalty)
 from tfm.special_tokens import END_ID, PAD_ID
 

@@ -3,7 +3,7 @@
     search(model, source_ids, beam_size=4)              # ids in, a SearchResult out (a tf.function body)
     search(model, source_ids, beam_size=1)              # greedy when beam_size == 1
 
-    search_parts.py   SearchResult, length_penalty, check_beam_size and the shared step helpers
+    search_parts.py   SearchResult, length_penalty, validate_beam_size and the shared step helpers
     greedy.py         greedy_search
     beam.py           beam_search
 
@@ -51,16 +51,16 @@ How it runs:
 (the TensorFlow tutorial's way); it exists for the cached == uncached test and
 the speed benchmark (`benchmarks/decoding_speed.py`), and runs in graph mode only.
 
-The models are seen through `tfm.decoding.adapters` (start / step); text in,
+The models are seen through `tfm.decoding.decodable` (start / step); text in,
 text out is `tfm.decoding.translator`.
 """
 
-from tfm.decoding.adapters import as_decodable
+from tfm.decoding.decodable import as_decodable
 from tfm.decoding.beam import beam_search
 from tfm.decoding.greedy import greedy_search
-from tfm.decoding.search_parts import NEG_INF, SearchResult, check_beam_size, length_penalty
+from tfm.decoding.search_core import NEG_INF, SearchResult, validate_beam_size, length_penalty
 
-__all__ = ["NEG_INF", "SearchResult", "beam_search", "check_beam_size", "greedy_search", "length_penalty", "search"]
+__all__ = ["NEG_INF", "SearchResult", "beam_search", "validate_beam_size", "greedy_search", "length_penalty", "search"]
 
 
 def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True, return_all=False,
@@ -81,6 +81,6 @@ def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use
     """
     common = dict(alpha=alpha, max_extra_length=max_extra_length, use_cache=use_cache, static_shapes=static_shapes,
                   constraint=constraint)
-    if check_beam_size(beam_size, as_decodable(model).vocab_size) == 1:
+    if validate_beam_size(beam_size, as_decodable(model).vocab_size) == 1:
         return greedy_search(model, source_ids, **common)
     return beam_search(model, source_ids, beam_size=beam_size, return_all=return_all, **common)

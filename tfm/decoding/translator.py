@@ -7,7 +7,7 @@
     translator.attention("A dog runs.")                # attention maps of the chosen translation
 
 The input rule (refused input, whitespace, blank in -> blank out, truncation) is
-`tfm.decoding.text`'s, the same ops the exported SavedModel runs. Attention weights for plots come from one
+`tfm.decoding.input_rule_ops`'s, the same ops the exported SavedModel runs. Attention weights for plots come from one
 teacher-forced pass over the chosen hypothesis: the same numbers the cached steps
 computed (cached == uncached), without carrying a per-layer, per-head weights buffer
 through every beam reorder.
@@ -20,12 +20,12 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import tensorflow as tf
 
-from tfm import text_rule
-from tfm.config_rules import check_length_penalty
-from tfm.decoding import outputs
-from tfm.decoding import text as text_rules
-from tfm.decoding.adapters import as_decodable
-from tfm.decoding.search import SearchResult, check_beam_size, search
+from tfm.decoding import input_rule
+from tfm.config.rules import validate_length_penalty
+from tfm.decoding import nbest
+from tfm.decoding import input_rule_ops
+from tfm.decoding.decodable import as_decodable
+from tfm.decoding.search import SearchResult, validate_beam_size, search
 from tfm.special_tokens import END_ID, START_ID
 
 logger = logging.getLogger("tfm.decoding")
@@ -86,7 +86,7 @@ def as_bytes(sentences):
     for i, s in enumerate(sentences):
         if not isinstance(s, (str, bytes)):
             raise TypeError(f"sentences[{i}] is a {type(s).__name__}, expected str")
-        out.append(text_rule.as_bytes(s))
+        out.append(input_rule.as_bytes(s))
     return out
 
 
@@ -129,9 +129,9 @@ class Translator:
         self.model = model
         self.tokenizer = tokenizer
         self.decodable = as_decodable(model)
-        self.beam_size = check_beam_size(getattr(config, "beam_size", 4) if beam_size is None else beam_size,
+        self.beam_size = validate_beam_size(getattr(config, "beam_size", 4) if beam_size is None else beam_size,
                                          self.decodable.vocab_size)
-        self.alpha = check_length_penalty(getattr(config, "length_penalty", 0.6) if alpha is None else alpha)
+        self.alpha = validate_length_penalty(getattr(config, "length_penalty", 0.6) if alpha is None else alpha)
         if max_extra_length is not None and int(max_extra_length) < 0:
             raise ValueError(f"max_extra_length={max_extra_length} must be >= 0")
         self.max_extra_length = max_extra_length
@@ -159,12 +159,12 @@ class Translator:
         return self._search_ids(source_ids, return_all=True)
 
     def invalid(self, sentences):
-        """Indices of the sentences the input rule refuses (`tfm.decoding.text`: not valid UTF-8, or
+        """Indices of the sentences the input rule refuses (`tfm.decoding.input_rule_ops`: not valid UTF-8, or
         holding a NUL byte), as the exported model refuses them."""
         raw = as_bytes(sentences)
         if not raw:
             return []
-        return [int(i) for i in np.flatnonzero(text_rules.invalid(tf.constant(raw, tf.string)).numpy())]
+        return [int(i) for i in np.flatnonzero(input_rule_ops.invalid(tf.constant(raw, tf.string)).numpy())]
 
     def encode(self, sentences):
         """list of str -> list of int arrays (source subwords, truncated to the model's maximum).
@@ -174,14 +174,14 @@ class Translator:
 
     def prepare(self, sentences):
         """list of str -> `(rows, has_source, truncated)`: the subwords of `encode`, and bool arrays
-        (something to translate; subwords were dropped) by `tfm.decoding.text`'s rules."""
+        (something to translate; subwords were dropped) by `tfm.decoding.input_rule_ops`'s rules."""
         raw = as_bytes(sentences)
         if not raw:
             return [], np.zeros(0, bool), np.zeros(0, bool)
         bad = self.invalid(raw)
         if bad:
-            raise ValueError(f"{text_rules.INVALID} {bad}")
-        ids, has_source, truncated = text_rules.tokenize_source(
+            raise ValueError(f"{input_rule_ops.INVALID} {bad}")
+        ids, has_source, truncated = input_rule_ops.tokenize_source(
             self.tokenizer, tf.constant(raw, tf.string), self.decodable.max_source_length)
         return list(ids.numpy()), has_source.numpy(), truncated.numpy()
 
@@ -198,7 +198,7 @@ class Translator:
                 valid UTF-8, or holding a NUL byte; as the exported model refuses the batch)
                 or "empty" (answer them with `""`, translate the others).
 
-        The rule is `tfm.decoding.text`'s, as in the exported SavedModel: whitespace (line
+        The rule is `tfm.decoding.input_rule_ops`'s, as in the exported SavedModel: whitespace (line
         breaks included) only separates words, so `"two\\r\\n"` translates as `"two"`; an
         empty or whitespace-only sentence translates to `""`. Inputs longer than the model's
         `max_length` subwords are truncated, with one warning per call.
@@ -233,7 +233,7 @@ class Translator:
         raw = as_bytes(list(sentences))
         bad = set(self.invalid(raw))
         if bad and on_invalid == "error":
-            raise ValueError(f"{text_rules.INVALID} {sorted(bad)}")
+            raise ValueError(f"{input_rule_ops.INVALID} {sorted(bad)}")
         good = [i for i in range(len(raw)) if i not in bad]
         rows, has_source, truncated = self.prepare([raw[i] for i in good])
         if truncated.any():
@@ -242,7 +242,7 @@ class Translator:
                            int(truncated.sum()), self.decodable.max_source_length, first)
         translations, scores = [""] * len(raw), [float("nan") if i in bad else 0.0 for i in range(len(raw))]
         for chunk, result in self._searched(rows):
-            texts, chunk_scores = text_rules.finish(self.tokenizer, result.sequences, result.scores,
+            texts, chunk_scores = input_rule_ops.finish(self.tokenizer, result.sequences, result.scores,
                                                     tf.constant(has_source[chunk]))
             for j, row in enumerate(chunk):
                 translations[good[row]] = texts[j].numpy().decode("utf-8", errors="replace")
@@ -256,7 +256,7 @@ class Translator:
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             ragged = tf.ragged.constant([[int(t) for t in rows[j]] for j in chunk], dtype=tf.int32, ragged_rank=1)
-            yield chunk, text_rules.pad_source(ragged, LENGTH_MULTIPLE).numpy()
+            yield chunk, input_rule_ops.pad_source(ragged, LENGTH_MULTIPLE).numpy()
 
     def _searched(self, rows):
         """`(indices into rows, search result)` per batch, in order; `workers` batches in flight."""
@@ -272,14 +272,14 @@ class Translator:
 
         Returns:
             list (one per sentence) of k `(translation, score)` pairs; a slot the search did
-            not fill is `("", -inf)` (`tfm.decoding.outputs.nbest`). Refused input (invalid
+            not fill is `("", -inf)` (`tfm.decoding.nbest.nbest`). Refused input (invalid
             UTF-8, a NUL byte) raises `ValueError`, as in `translate`.
         """
         rows, has_source, _ = self.prepare(list(sentences))
         best = [None] * len(rows)
         for chunk, ids in self._batches(rows):
             result = self._search_all(tf.constant(ids))
-            texts, scores = outputs.nbest(self.tokenizer, result, tf.constant(has_source[chunk]))
+            texts, scores = nbest.nbest(self.tokenizer, result, tf.constant(has_source[chunk]))
             for j, row in enumerate(chunk):
                 best[row] = [(t.decode("utf-8", "replace"), float(v)) for t, v in zip(texts[j].numpy(), scores[j])]
         return best
@@ -296,14 +296,14 @@ class Translator:
             strings), `alignment` (one source index per target subword) and `attention`
             (float `(T, S)`), as the exported model's `alignment` signature answers.
         """
-        outputs.check_alignment_layer(self.model, layer)
+        nbest.validate_alignment_layer(self.model, layer)
         rows, has_source, _ = self.prepare(list(sentences))
         aligned = [None] * len(rows)
         for chunk, ids in self._batches(rows):
             result = self.search_ids(ids)
             present = tf.constant(has_source[chunk])
-            texts, scores = text_rules.finish(self.tokenizer, result.sequences, result.scores, present)
-            maps = outputs.alignments(self.decodable, self.tokenizer, tf.constant(ids), result.sequences,
+            texts, scores = input_rule_ops.finish(self.tokenizer, result.sequences, result.scores, present)
+            maps = nbest.alignments(self.decodable, self.tokenizer, tf.constant(ids), result.sequences,
                                       tf.constant(result.lengths), present, layer)
             maps = {name: value.numpy() for name, value in maps.items()}
             for j, row in enumerate(chunk):
@@ -325,18 +325,18 @@ class Translator:
             `source_tokens`, `target_tokens`, `attention` float `(T, S)` (layer `layer`,
             averaged over heads).
         """
-        outputs.check_alignment_layer(self.model, layer)
+        nbest.validate_alignment_layer(self.model, layer)
         rows, has_source, _ = self.prepare([sentence])
         if not has_source[0]:
             return []
-        ids = text_rules.pad_source(tf.ragged.constant([[int(t) for t in rows[0]]], dtype=tf.int32,
+        ids = input_rule_ops.pad_source(tf.ragged.constant([[int(t) for t in rows[0]]], dtype=tf.int32,
                                                        ragged_rank=1)).numpy()  # (1, S)
         result = self._search_all(tf.constant(ids))
-        texts, scores = outputs.nbest(self.tokenizer, result, tf.constant(has_source))
+        texts, scores = nbest.nbest(self.tokenizer, result, tf.constant(has_source))
         sequences = result.all_sequences[0]  # (k, T)
         k = int(tf.shape(sequences)[0])
         lengths = tf.reduce_sum(tf.cast(tf.not_equal(sequences, 0), tf.int32), axis=1)
-        maps = outputs.alignments(self.decodable, self.tokenizer, tf.repeat(ids, k, axis=0), sequences, lengths,
+        maps = nbest.alignments(self.decodable, self.tokenizer, tf.repeat(ids, k, axis=0), sequences, lengths,
                                   tf.ones([k], tf.bool), layer)
         hypotheses = []
         for j in range(k):
@@ -361,13 +361,13 @@ class Translator:
         """
         rows, has_source, _ = self.prepare([sentence])
         row = rows[0]
-        ids = text_rules.pad_source(tf.ragged.constant([[int(t) for t in row]], dtype=tf.int32, ragged_rank=1))
+        ids = input_rule_ops.pad_source(tf.ragged.constant([[int(t) for t in row]], dtype=tf.int32, ragged_rank=1))
         ids = ids.numpy()  # (1, S), S >= 1
         result = self.search_ids(ids)
         # Nothing to translate: no output tokens (only END), as `translate` answers "".
         n = int(result.lengths[0]) if has_source[0] else 0
         output = result.sequences[:, :n]
-        translation, _ = text_rules.finish(self.tokenizer, output, result.scores[:1], tf.constant(has_source))
+        translation, _ = input_rule_ops.finish(self.tokenizer, output, result.scores[:1], tf.constant(has_source))
         maps = attention_maps(self.model, ids, output)
         tokens = lambda x: [t.decode("utf-8", errors="replace") for t in  # noqa: E731
                             self.tokenizer.id_to_token(tf.constant(x, tf.int32)).numpy()]

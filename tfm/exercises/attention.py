@@ -4,7 +4,7 @@ attention (04), the positional encoding (05) and the causal mask (06)."""
 import numpy as np
 from keras import ops
 
-from tfm.exercises._checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _fmt, _compare, _shape
+from tfm.exercises.checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _fmt, _compare, _shape
 
 
 # ---------------------------------------------------------------------------
@@ -186,9 +186,9 @@ def check_causal_mask(fn):
     Contract: `fn(length) -> mask`, bool `(length, length)`, True = may attend: query `i` may attend
     key `j` when `j <= i` (0/1 integers are read as booleans).
 
-    Checked against `tfm.masks.causal_mask(length)` for lengths 1, 2 and 5.
+    Checked against `tfm.layers.masks.causal_mask(length)` for lengths 1, 2 and 5.
     """
-    from tfm.masks import causal_mask
+    from tfm.layers.masks import causal_mask
 
     def body():
         for length in (1, 2, 5):
@@ -200,6 +200,6 @@ def check_causal_mask(fn):
                                     f"(e.g. {_fmt(got[~np.isin(got, (0, 1))][0])}); return booleans, True = may attend")
                 got = got.astype(bool) if got.shape == (length, length) else got
             _compare(got, ops.convert_to_numpy(causal_mask(length)), label, "the mask", exact=True)
-        return f"correct: {_name(fn)} matches tfm.masks.causal_mask for lengths 1, 2 and 5"
+        return f"correct: {_name(fn)} matches tfm.layers.masks.causal_mask for lengths 1, 2 and 5"
 
     return _run("check_causal_mask", fn, body)

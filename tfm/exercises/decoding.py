@@ -5,7 +5,7 @@ import collections
 
 import numpy as np
 
-from tfm.exercises._checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _compare
+from tfm.exercises.checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _compare
 
 
 # ---------------------------------------------------------------------------
@@ -141,7 +141,7 @@ def check_clipped_precision(fn):
         numerator: how many of the hypothesis' n-grams match, each n-gram's count clipped to the
             most times it occurs in any single reference; denominator: how many n-grams the
             hypothesis has (`max(0, len(hypothesis) - n + 1)`). Both ints.
-    BLEU (`tfm.evaluation`, through sacreBLEU) sums these over the corpus for n = 1..4.
+    BLEU (`tfm.decoding.evaluation`, through sacreBLEU) sums these over the corpus for n = 1..4.
 
     Checked against a Counter reference (which tests/test_exercises.py checks against sacreBLEU's
     counts) for n = 1..4 on Papineni's two examples, a clip by the max over references, a hypothesis

@@ -1,6 +1,6 @@
 """The checker of the parsing exercise (notebook 13): a tree as a token sequence (§6.3)."""
 
-from tfm.exercises._checking import _Mismatch, _name, _call, _run
+from tfm.exercises.checking import _Mismatch, _name, _call, _run
 
 
 # ---------------------------------------------------------------------------

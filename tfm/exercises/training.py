@@ -4,7 +4,7 @@ learning-rate schedule (§5.3)."""
 import numpy as np
 from keras import ops
 
-from tfm.exercises._checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _compare, _shape
+from tfm.exercises.checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _compare, _shape
 
 
 # ---------------------------------------------------------------------------
@@ -26,7 +26,7 @@ def check_label_smoothed_loss(fn):
     """
     import ml_dtypes
 
-    from tfm.losses import LabelSmoothedCrossEntropy
+    from tfm.training.losses import LabelSmoothedCrossEntropy
 
     rng = _rng()
 
@@ -74,7 +74,7 @@ def check_schedule(fn):
     Checked against `tfm.TransformerSchedule(d_model, warmup_steps)(iteration)` around the start, the
     peak (`step == warmup_steps`) and far into the decay, for `warmup_steps` 4000, 10 and 1.
     """
-    from tfm.schedules import TransformerSchedule
+    from tfm.training.schedules import TransformerSchedule
 
     def body():
         settings = [(512, 4000, [0, 1, 2, 3998, 3999, 4000, 100_000]), (64, 10, list(range(0, 25))), (16, 1, [0, 1, 7])]

@@ -16,21 +16,7 @@ import math
 import keras
 from keras import ops
 
-SCORES = ("cosine", "additive", "dot", "general", "scaled_dot")
-# Scores that compare queries and keys directly, so both need the same width.
-_SAME_WIDTH = ("cosine", "dot", "scaled_dot")
-
-
-def check_score(score, units=None):
-    """Validate a `score` name and its `units`; raise `ValueError` naming the bad value."""
-    if score not in SCORES:
-        raise ValueError(f"score={score!r}: expected one of {list(SCORES)}")
-    if score == "additive":
-        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
-            raise ValueError(f"score='additive' needs units (a positive int), got units={units!r}")
-    elif units is not None:
-        raise ValueError(f"units={units!r} is only used by score='additive', not score={score!r}")
-
+from tfm.config.rules import SAME_WIDTH_SCORES, SCORES, validate_score  # noqa: F401  SCORES: the layer's choices
 
 @keras.saving.register_keras_serializable(package="tfm")
 class AttentionScore(keras.layers.Layer):
@@ -70,7 +56,7 @@ class AttentionScore(keras.layers.Layer):
 
     def __init__(self, score="dot", units=None, sharpness=1.0, trainable_sharpness=False, **kwargs):
         super().__init__(**kwargs)
-        check_score(score, units)
+        validate_score(score, units)
         self.score = score
         self.units = units
         self.sharpness = float(sharpness)
@@ -85,7 +71,7 @@ class AttentionScore(keras.layers.Layer):
 
     def build(self, query_shape, key_shape):
         query_dim, key_dim = query_shape[-1], key_shape[-1]
-        if self.score in _SAME_WIDTH and query_dim != key_dim:
+        if self.score in SAME_WIDTH_SCORES and query_dim != key_dim:
             raise ValueError(
                 f"score={self.score!r} compares queries and keys directly, but the query width "
                 f"Dq={query_dim} != key width Dk={key_dim}; use 'general' or 'additive', or equal widths"

@@ -27,7 +27,7 @@ class Encoder(TransformerStack):
         `weights` a list of `(B, N, S, S)`, one per layer.
 
     Example:
-        >>> from tfm.masks import padding_mask
+        >>> from tfm.layers.masks import padding_mask
         >>> encoder = Encoder(num_layers=2, num_heads=2, d_ff=32)
         >>> x = keras.random.normal((2, 6, 16))                  # (B, S, D): the embedded source
         >>> mask = padding_mask([[5, 6, 7, 0, 0, 0], [5, 6, 7, 8, 9, 4]])  # (B, S), True = real

@@ -4,7 +4,7 @@ import keras
 
 from tfm.layers.residual import residual_block
 from tfm.layers.transformer_block import TransformerBlock, ensure_built
-from tfm.masks import merge_masks
+from tfm.layers.masks import merge_masks
 
 
 @keras.saving.register_keras_serializable(package="tfm")
@@ -32,7 +32,7 @@ class EncoderLayer(TransformerBlock):
         the self-attention weights `(B, N, S, S)` beside it.
 
     Example:
-        >>> from tfm.masks import padding_mask
+        >>> from tfm.layers.masks import padding_mask
         >>> layer = EncoderLayer(num_heads=2, d_ff=32)
         >>> x = keras.random.normal((2, 6, 16))                  # (B, S, D)
         >>> mask = padding_mask([[5, 6, 7, 0, 0, 0], [5, 6, 7, 8, 9, 4]])  # (B, S), True = real

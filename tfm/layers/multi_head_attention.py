@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from tfm.layers.scaled_dot_product_attention import attention_weights
-from tfm.masks import causal_mask
+from tfm.layers.masks import causal_mask
 
 
 @keras.saving.register_keras_serializable(package="tfm")

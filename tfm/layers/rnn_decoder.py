@@ -17,38 +17,8 @@ import keras
 from keras import ops
 
 from tfm.layers.attention import Attention
-from tfm.layers.attention_score import check_score
-from tfm.layers.rnn_encoder import check_rnn_args, states_per_layer
-
-ATTENTIONS = (None, "bahdanau", "luong")
-DEFAULT_SCORES = {"bahdanau": "additive", "luong": "general"}
-
-
-def resolve_attention_args(attention, score=None, units=None, attention_units=None, input_feeding=False):
-    """Validate the attention arguments and fill in the paper defaults.
-
-    Returns:
-        `(score, attention_units)`: `score` defaults to `"additive"` for Bahdanau
-        and `"general"` for Luong; `attention_units` to `units` for the additive
-        score and None otherwise. Both None without attention.
-    """
-    if attention not in ATTENTIONS:
-        raise ValueError(f"attention={attention!r}: expected one of {list(ATTENTIONS)}")
-    if input_feeding and attention != "luong":
-        raise ValueError(f"input_feeding=True needs attention='luong', got attention={attention!r}")
-    if attention is None:
-        if score is not None or attention_units is not None:
-            raise ValueError(
-                f"score={score!r} / attention_units={attention_units!r} given but attention=None; "
-                "choose attention='bahdanau' or 'luong'"
-            )
-        return None, None
-    score = DEFAULT_SCORES[attention] if score is None else score
-    if score == "additive" and attention_units is None:
-        attention_units = units
-    check_score(score, attention_units)
-    return score, attention_units
-
+from tfm.config.rules import ATTENTIONS, resolve_attention_args, validate_rnn_args  # noqa: F401
+from tfm.layers.rnn_encoder import states_per_layer
 
 @keras.saving.register_keras_serializable(package="tfm")
 class RNNDecoder(keras.layers.Layer):
@@ -114,7 +84,7 @@ class RNNDecoder(keras.layers.Layer):
         # trip count), which XLA cannot differentiate; like Keras' own LSTM/GRU on
         # GPU, opt out so `jit_compile="auto"` picks graph mode.
         self.supports_jit = False
-        check_rnn_args(cell, num_layers, dropout)
+        validate_rnn_args(cell, num_layers, dropout)
         score, attention_units = resolve_attention_args(attention, score, units, attention_units, input_feeding)
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim

@@ -3,20 +3,8 @@
 import keras
 from keras import ops
 
-from tfm import masks
-
-CELLS = ("lstm", "gru")
-
-
-def check_rnn_args(cell, num_layers, dropout):
-    """Validate the arguments shared by `RNNEncoder` and `RNNDecoder`."""
-    if cell not in CELLS:
-        raise ValueError(f"cell={cell!r}: expected one of {list(CELLS)}")
-    if not isinstance(num_layers, int) or isinstance(num_layers, bool) or num_layers < 1:
-        raise ValueError(f"num_layers={num_layers!r} must be an int >= 1")
-    if not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout={dropout} must be in [0, 1)")
-
+from tfm.config.rules import CELLS, validate_rnn_args  # noqa: F401  CELLS: the layer's choices
+from tfm.layers import masks
 
 def states_per_layer(cell):
     """How many state tensors one layer of `cell` carries: 2 for LSTM (`h`, `c`), 1 for GRU."""
@@ -65,7 +53,7 @@ class RNNEncoder(keras.layers.Layer):
         self, vocab_size, embedding_dim, units, cell="lstm", bidirectional=False, num_layers=1, dropout=0.0, **kwargs
     ):
         super().__init__(**kwargs)
-        check_rnn_args(cell, num_layers, dropout)
+        validate_rnn_args(cell, num_layers, dropout)
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units

@@ -2,7 +2,6 @@
 
     config = make_config("small", "bahdanau", overrides=["dropout=0.3"])
     model = build_model(config)                 # Transformer or Seq2Seq, by the config's type
-    optimizer = build_optimizer_for(config)     # eq. 3 + Adam(0.9, 0.98, 1e-9), or the RNNs' Adam
 
 Names: "transformer" (`TransformerConfig`) and the RNN baselines "seq2seq" (no
 attention), "bahdanau" and "luong" (`Seq2SeqConfig`). `MODELS` is the one list of
@@ -12,7 +11,7 @@ builders import the models when they are called.
 
 import dataclasses
 
-from tfm.config import Seq2SeqConfig, TransformerConfig, apply_overrides
+from tfm.config.configs import Seq2SeqConfig, TransformerConfig, apply_overrides
 
 MODELS = ("transformer", "seq2seq", "bahdanau", "luong")
 PRESETS = TransformerConfig.PRESETS
@@ -21,7 +20,12 @@ _PAPER_PRESET = {"seq2seq": "sutskever", "bahdanau": "bahdanau", "luong": "luong
 
 
 def model_name(config):
-    """"transformer", "seq2seq" (no attention), "bahdanau" or "luong", from the config's type."""
+    """"transformer", "seq2seq" (no attention), "bahdanau" or "luong", from the config's type.
+
+    Example:
+        >>> model_name(Seq2SeqConfig.tiny(attention=None))
+        'seq2seq'
+    """
     if isinstance(config, TransformerConfig):
         return "transformer"
     if isinstance(config, Seq2SeqConfig):
@@ -30,14 +34,24 @@ def model_name(config):
 
 
 def config_class(model="transformer"):
-    """The config dataclass of a model name."""
+    """The config dataclass of a model name.
+
+    Example:
+        >>> config_class("luong").__name__
+        'Seq2SeqConfig'
+    """
     if model not in MODELS:
         raise ValueError(f"model={model!r}: expected one of {list(MODELS)}")
     return TransformerConfig if model == "transformer" else Seq2SeqConfig
 
 
 def as_config(config):
-    """A `TransformerConfig` / `Seq2SeqConfig` as is, or a Transformer preset name's config."""
+    """A `TransformerConfig` / `Seq2SeqConfig` as is, or a Transformer preset name's config.
+
+    Example:
+        >>> as_config("tiny").num_layers
+        2
+    """
     if isinstance(config, str):
         return TransformerConfig.preset(config)
     model_name(config)  # type check
@@ -45,7 +59,16 @@ def as_config(config):
 
 
 def build_model(config):
-    """A built model for a `TransformerConfig` or a `Seq2SeqConfig` (current dtype policy)."""
+    """A built model for a `TransformerConfig`, a `Seq2SeqConfig` or a Transformer preset name (current dtype
+    policy): `Transformer.from_preset` or `Seq2Seq.from_preset`, chosen by the config's type.
+
+    Example:
+        >>> build_model("tiny").config.d_model
+        64
+        >>> type(build_model(make_config("tiny", "luong"))).__name__
+        'Seq2Seq'
+    """
+    config = as_config(config)
     if model_name(config) == "transformer":
         from tfm.models.transformer import build_transformer
 
@@ -53,17 +76,6 @@ def build_model(config):
     from tfm.models.seq2seq import build_seq2seq
 
     return build_seq2seq(config)
-
-
-def build_optimizer_for(config):
-    """The Transformer's Adam with eq. 3 (§5.3), or the RNN baselines' Adam at a constant rate with clipping."""
-    if model_name(config) == "transformer":
-        from tfm.schedules import build_optimizer
-
-        return build_optimizer(config)
-    import keras
-
-    return keras.optimizers.Adam(learning_rate=config.learning_rate, clipnorm=config.clipnorm)
 
 
 def make_config(preset="tiny", model="transformer", overrides=(), vocab_size=None, max_length=None,
@@ -77,6 +89,11 @@ def make_config(preset="tiny", model="transformer", overrides=(), vocab_size=Non
     settings are the Transformer preset's, so every model of a preset sees the same
     data. `overrides` (`--set FIELD=VALUE`) apply to that dataclass, then the explicit
     `vocab_size`, `max_length` and `tokens_per_batch`.
+
+    Example:
+        >>> config = make_config("small", "bahdanau", overrides=["dropout=0.3"])
+        >>> type(config).__name__, config.units, config.dropout
+        ('Seq2SeqConfig', 256, 0.3)
     """
     cls = config_class(model)
     transformer_preset = TransformerConfig.preset(preset)

@@ -12,14 +12,15 @@ one decoder (`encode` + `decode_step`) serve both.
 
 import keras
 
-from tfm.config import Seq2SeqConfig
+from tfm.config.configs import Seq2SeqConfig
 from tfm.layers.rnn_decoder import RNNDecoder
 from tfm.layers.rnn_encoder import RNNEncoder, states_per_layer
-from tfm.masks import padding_mask
+from tfm.layers.masks import padding_mask
+from tfm.models.presets import PresetMixin
 
 
 @keras.saving.register_keras_serializable(package="tfm")
-class Seq2Seq(keras.Model):
+class Seq2Seq(PresetMixin, keras.Model):
     """RNN encoder-decoder, with or without attention, on token ids.
 
     Args:
@@ -47,7 +48,7 @@ class Seq2Seq(keras.Model):
     then `h~_{t-1}` `(B, U)` with Luong input feeding.
 
     Example:
-        >>> model = build_seq2seq(Seq2SeqConfig.tiny(vocab_size=30))  # Bahdanau attention, 64 units
+        >>> model = Seq2Seq.from_preset("tiny", vocab_size=30)  # Bahdanau attention, 64 units
         >>> source_ids = keras.ops.array([[5, 6, 7, 0], [8, 9, 10, 11]])  # (B, S), 0 = padding
         >>> target_in = keras.ops.array([[2, 12, 13], [2, 14, 0]])  # (B, T), START + y[:-1]
         >>> tuple(model((source_ids, target_in)).shape)          # logits (B, T, V)
@@ -56,6 +57,9 @@ class Seq2Seq(keras.Model):
         >>> tuple(weights.shape)                                 # (B, T, S)
         (2, 3, 4)
     """
+
+    config_class = Seq2SeqConfig
+    default_name = "seq2seq"
 
     def __init__(self, config, **kwargs):
         if isinstance(config, dict):
@@ -155,7 +159,7 @@ class Seq2Seq(keras.Model):
 
 
 def build_seq2seq(config):
-    """A built `Seq2Seq` for `config` (a `Seq2SeqConfig` or a preset name).
+    """A built `Seq2Seq` for `config` (a `Seq2SeqConfig` or a preset name): `Seq2Seq.from_preset`.
 
     Returns:
         `keras.Model` taking `(source_ids, target_ids)` int tensors (0 = padding)
@@ -166,8 +170,4 @@ def build_seq2seq(config):
         >>> model.config.attention, model.config.units, model.built
         ('bahdanau', 64, True)
     """
-    if isinstance(config, str):
-        config = Seq2SeqConfig.preset(config)
-    model = Seq2Seq(config, name="seq2seq")
-    model.build()
-    return model
+    return Seq2Seq.from_preset(config)

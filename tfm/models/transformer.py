@@ -3,17 +3,18 @@
 import keras
 from keras import ops
 
-from tfm.config import TransformerConfig
+from tfm.config.configs import TransformerConfig
 from tfm.layers.decoder import Decoder
 from tfm.layers.encoder import Encoder
 from tfm.layers.positional_encoding import PositionalEmbedding, PositionalEncoding
 from tfm.layers.shared_embedding import SharedEmbedding
 from tfm.layers.token_dropout import TokenDropout
-from tfm.masks import padding_mask
+from tfm.layers.masks import padding_mask
+from tfm.models.presets import PresetMixin
 
 
 @keras.saving.register_keras_serializable(package="tfm")
-class Transformer(keras.Model):
+class Transformer(PresetMixin, keras.Model):
     """Encoder-decoder Transformer on token ids; returns next-token logits.
 
     Source and target go through the (shared) embedding scaled by sqrt(D), plus
@@ -36,8 +37,10 @@ class Transformer(keras.Model):
     logits, `attention_scores` -> every layer's attention weights (teacher forced), and for
     incremental decoding `init_cache` + `decode_step` -> `(logits, cache)`.
 
+    Build one with `Transformer.from_preset(name_or_config, **overrides)` (keras-hub's front door).
+
     Example:
-        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=30, num_layers=1))  # D = 64
+        >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1)  # D = 64
         >>> source_ids = ops.array([[5, 6, 7, 0], [8, 9, 10, 11]])  # (B, S), 0 = padding
         >>> target_in = ops.array([[2, 12, 13], [2, 14, 0]])     # (B, T), START + y[:-1]
         >>> tuple(model((source_ids, target_in)).shape)          # logits (B, T, V)
@@ -49,6 +52,9 @@ class Transformer(keras.Model):
         >>> tuple(maps["cross_attention"][0].shape)              # layer 1: (B, N, T, S)
         (2, 4, 3, 4)
     """
+
+    config_class = TransformerConfig
+    default_name = "transformer"
 
     def __init__(self, config, **kwargs):
         if isinstance(config, dict):
@@ -191,7 +197,7 @@ class Transformer(keras.Model):
 
 
 def build_transformer(config):
-    """A built `Transformer` for `config` (a `TransformerConfig` or a preset name).
+    """A built `Transformer` for `config` (a `TransformerConfig` or a preset name): `Transformer.from_preset`.
 
     Returns:
         `keras.Model` taking `(source_ids, target_ids)` int tensors (0 = padding)
@@ -202,8 +208,4 @@ def build_transformer(config):
         >>> model.config.num_layers, model.config.d_model, model.built
         (2, 64, True)
     """
-    if isinstance(config, str):
-        config = TransformerConfig.preset(config)
-    model = Transformer(config, name="transformer")
-    model.build()
-    return model
+    return Transformer.from_preset(config)

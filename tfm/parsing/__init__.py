@@ -7,15 +7,14 @@
     evalb.py            labeled bracket F1 the EVALB way (COLLINS.prm), the right-branching baseline, Table 4
     tree_constraint.py  `TreeConstraint`: the search writes only well-formed trees (a `tfm.decoding.Constraint`)
     evaluation.py       a run's model parses a split, its trees are rebuilt and scored (`tfm evaluate`)
-    tree_plots.py       `plot_tree`: a tree drawn, the wrong constituents in red; `plot_learning_curve`: F1
-                        against training sentences beside Table 4
+    treebank.py         NLTK's Penn Treebank sample: reading it, the splits, sentence -> linearized tree pairs
+    (the pictures of trees, `plot_tree` and `plot_learning_curve`, are `tfm.viz`'s)
 
-    tree = tfm.parsing.preprocess_tree(raw)                    # an nltk.Tree from tfm.data.ptb_parse
+    tree = tfm.parsing.preprocess_tree(raw)                    # an nltk.Tree from tfm.parsing.treebank
     tokens = tfm.parsing.linearize(tree)                        # ["(S", "(NP", "XX", "XX", ")", ...]
     rebuilt, repaired = tfm.parsing.delinearize(tokens, tree.leaves(), tags=[t for _, t in tree.pos()])
     tfm.parsing.bracket_scores([tree], [rebuilt])["f1"]         # 100.0
 
-The treebank itself (reading NLTK's sample, the splits, the `tf.data` set) is `tfm.data.ptb_parse`.
 Names are imported lazily (PEP 562): `import tfm.parsing` imports neither NLTK nor TensorFlow. `trees`
 needs neither; preprocessing, linearization and scoring need NLTK only, the plots matplotlib; the
 constraint and the evaluation need TensorFlow.
@@ -65,10 +64,10 @@ _EXPORTS = {
     "one_line": "evaluation",
     "split_trees": "evaluation",
     "WSJ_TRAIN_SENTENCES": "evalb",
-    "learning_curve_trend": "tree_plots",
-    "plot_learning_curve": "tree_plots",
-    "plot_tree": "tree_plots",
-    "tree_layout": "tree_plots",
+    "learning_curve_trend": "evalb",
+    "load_ptb_parse": "treebank",
+    "ptb_parse_trees": "treebank",
+    "ptb_parse_pairs": "treebank",
 }
 _SUBMODULES = tuple(sorted(m.name for m in _pkgutil.iter_modules(__path__) if not m.name.startswith("_")))
 

@@ -24,6 +24,8 @@ the setting behind every WSJ F1 in Table 4 of Vaswani et al. (2017):
 
 import collections
 
+import numpy as np
+
 import nltk
 
 from tfm.parsing.trees import (  # noqa: F401  PUNCTUATION_TAGS: COLLINS.prm's DELETE_LABEL, read here
@@ -238,3 +240,35 @@ def parse_report(scores, name="this model", repair_rate=None):
     if repair_rate is not None:
         row += f", {100.0 * repair_rate:.1f}% repaired"
     return "\n".join(lines + [row])
+
+
+def learning_curve_trend(points, at=WSJ_TRAIN_SENTENCES):
+    """Each model's F1 as a straight line in log(training sentences), fitted by least squares.
+
+    Three points make a crude trend, not a forecast: it says how far the measured slope would carry if
+    it held, which learning curves usually do not (they bend down as F1 nears its ceiling).
+
+    Args:
+        points: `[{"model", "train_sentences", "f1"}]`, as `benchmarks/parsing_at_budget.py
+            --learning-curve` writes them; a model needs points at two sizes or more.
+        at: the training set size to carry the line to (default: WSJ sections 2-21, 39,832).
+
+    Returns:
+        `{model: {"per_doubling": F1 gained per doubling of the data, "at": F1 the line reaches at
+        `at` sentences}}`.
+
+    Example:
+        >>> trend = learning_curve_trend([{"model": "m", "train_sentences": 1000, "f1": 20.0},
+        ...                               {"model": "m", "train_sentences": 2000, "f1": 25.0}], at=8000)
+        >>> trend["m"]
+        {'per_doubling': 5.0, 'at': 35.0}
+    """
+    trend = {}
+    for model in sorted({p["model"] for p in points}):
+        sizes = np.array([p["train_sentences"] for p in points if p["model"] == model], dtype=float)
+        f1 = np.array([p["f1"] for p in points if p["model"] == model], dtype=float)
+        if len(set(sizes)) < 2:
+            raise ValueError(f"model {model!r}: a trend needs points at two training sizes or more, got {sorted(sizes)}")
+        slope, intercept = np.polyfit(np.log2(sizes), f1, 1)
+        trend[model] = {"per_doubling": round(float(slope), 2), "at": round(float(slope * np.log2(at) + intercept), 2)}
+    return trend

@@ -14,7 +14,7 @@ constrained to well-formed trees (`TreeConstraint`) unless `constrained=False`.
 import time
 
 from tfm.data import PARSING_TASKS, canonical_split
-from tfm.data.ptb_parse import ptb_parse_trees
+from tfm.parsing.treebank import ptb_parse_trees
 from tfm.decoding import Translator
 from tfm.parsing.evalb import bracket_scores
 from tfm.parsing.linearization import delinearize
@@ -74,7 +74,7 @@ def split_trees(run_info, split, limit=None):
 
     Returns:
         `(sources, gold_trees)`: each source the tree's words joined by spaces (the sources the
-        run trained on, `tfm.data.ptb_parse.ptb_parse_pairs`), and the preprocessed `nltk.Tree`s.
+        run trained on, `tfm.parsing.treebank.ptb_parse_pairs`), and the preprocessed `nltk.Tree`s.
 
     Raises:
         ValueError: for the training split, a run that is not a parsing run, or a `limit` below 1.

@@ -1,7 +1,7 @@
 """The vocabulary of trees, defined once: the linearization's tokens, the treebank's special labels, the
 preterminal test and the one walker that gives every constituent its span of words.
 
-Every other module of `tfm.parsing` (and `tfm.data.ptb_parse`) reads these names from here. Nothing here
+Every other module of `tfm.parsing` (and `tfm.parsing.treebank`) reads these names from here. Nothing here
 imports NLTK or TensorFlow: a tree is anything with `.label()` and list children whose leaves are str,
 as `nltk.Tree` is.
 
@@ -74,7 +74,7 @@ def constituents(tree):
     """Every node of `tree` with its span of words, children before their parent (post-order).
 
     The one walker over spans: EVALB's brackets (`tfm.parsing.evalb`), `labeled_spans` and the red
-    constituents of `tfm.parsing.plot_tree` all read it.
+    constituents of `tfm.viz.plot_tree` all read it.
 
     Args:
         tree: `nltk.Tree`. A word directly under a phrase (not treebank style) counts as a word;
@@ -101,7 +101,7 @@ def constituents(tree):
 
 def labeled_spans(tree):
     """`{(label, start, end)}` of every constituent above the preterminals, over all word positions
-    (punctuation kept, unlike EVALB's counting): what `tfm.parsing.plot_tree(highlight=...)` takes.
+    (punctuation kept, unlike EVALB's counting): what `tfm.viz.plot_tree(highlight=...)` takes.
 
     Args:
         tree: `nltk.Tree`.

@@ -1,0 +1,145 @@
+"""The `tfm` command's arguments: each subcommand's flags, their help, and the types that refuse bad values.
+
+`tfm.cli` builds its parser from these (`COMMANDS` pairs each handler with its `add_*`). Standard library
+only, plus the configs' preset and model names, so `tfm --help` starts no TensorFlow.
+"""
+
+import argparse
+import math
+
+from tfm.config.configs import TransformerConfig
+from tfm.models.registry import MODELS  # the registry's one list; neither module imports TensorFlow
+
+PRESETS = list(TransformerConfig.PRESETS)
+
+
+# Argument types: a bad value is refused by argparse, with the flag named -------------
+def _checked(text, convert, kind, ok, rule):
+    """`convert(text)`, or argparse's error: "'x' is not KIND" when it does not convert, `rule` (formatted with
+    `value` and `text`) when `ok(value)` is false."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(rule.format(value=value, text=text))
+    return value
+
+
+def positive_int(text):
+    return _checked(text, int, "a whole number", lambda v: v >= 1, "{value} must be at least 1")
+
+
+def non_negative_float(text):
+    return _checked(text, float, "a number", lambda v: v >= 0 and math.isfinite(v),
+                    "{text} must be a finite number >= 0 (0 = no length penalty; §6.1 uses 0.6)")
+
+
+def positive_seconds(text):
+    return _checked(text, float, "a number of seconds", lambda v: v > 0 and math.isfinite(v),
+                    "{text} must be a positive number of seconds")
+
+
+def add_train(p):
+    p.add_argument("--preset", choices=PRESETS, default="tiny",
+                   help="model size: tiny, small (CPU), base, big (the paper's §5), parse (§6.3), parse_small "
+                        "(CPU), m30k (Wu et al. 2021's Multi30k model, lowercased + Moses-tokenized text), m30k_small "
+                        "(the 90-minute CPU recipe on the same text) (default: tiny)")
+    p.add_argument("--model", choices=MODELS, default="transformer",
+                   help="transformer, or an RNN seq2seq baseline without/with attention (default: transformer)")
+    p.add_argument("--dataset", default="numbers",
+                   help="a generated task (numbers, reverse, copy), multi30k, a TFDS name such as "
+                        "wmt14_translate/de-en, files (with --source-file/--target-file), or ptb_parse / ptb_parse_tags "
+                        "(English constituency parsing, §6.3: NLTK's Penn Treebank sample as sentence -> tree, every "
+                        "word written XX or as its POS tag; use a parse preset) (default: numbers)")
+    p.add_argument("--source-lang", default=None, help="source language, e.g. en")
+    p.add_argument("--target-lang", default=None, help="target language, e.g. de")
+    p.add_argument("--source-file", default=None, help="source side for --dataset files (plain or .gz)")
+    p.add_argument("--target-file", default=None, help="target side for --dataset files (plain or .gz)")
+    p.add_argument("--data-dir", default=None, help="download/cache folder (default: $TFM_DATA_DIR or data/cache)")
+    p.add_argument("--output", required=True, metavar="RUN",
+                   help="run folder: config.json, history.csv, checkpoints/, tokenizer/ (resumed if it exists)")
+    p.add_argument("--epochs", type=positive_int, default=10, help="epochs to reach (default: 10)")
+    p.add_argument("--steps-per-epoch", type=positive_int, default=None, help="batches per epoch (default: one pass)")
+    p.add_argument("--strategy", choices=["auto", "default", "mirrored", "multiworker"], default="auto",
+                   help="tf.distribute strategy; multiworker reads TF_CONFIG (default: auto)")
+    p.add_argument("--worker-timeout", type=positive_seconds, default=None, metavar="SECONDS",
+                   help="multiworker: how long to wait for the other tasks of TF_CONFIG's cluster before giving up "
+                        "(default: $TFM_WORKER_TIMEOUT, else 300)")
+    p.add_argument("--mixed-precision", action="store_true",
+                   help="mixed_bfloat16 on CPU, mixed_float16 on GPU")
+    p.add_argument("--xla", action="store_true", help="compile the train step with XLA (jit_compile)")
+    p.add_argument("--tokens-per-batch", type=positive_int, default=None,
+                   help="token budget per side per batch (default: the preset's; base 25000 as in §5.1)")
+    p.add_argument("--vocab-size", type=positive_int, default=None,
+                   help="subword vocabulary size (default: the preset's)")
+    p.add_argument("--max-length", type=positive_int, default=None,
+                   help="drop pairs longer than this many subwords (default: the preset's)")
+    p.add_argument("--train-sentences", type=positive_int, default=None, metavar="N",
+                   help="train (and learn the vocabulary) on the first N training pairs only, e.g. for a "
+                        "learning curve (default: all)")
+    p.add_argument("--keep-checkpoints", type=positive_int, default=None,
+                   help="keep the last K epoch checkpoints (default: the preset's checkpoints_to_average)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="override any field of the model config (TransformerConfig, or Seq2SeqConfig for the "
+                        "RNN models), e.g. --set dropout=0.2 (repeatable)")
+
+
+def add_average(p):
+    p.add_argument("--run", required=True, help="run folder made by tfm train")
+    p.add_argument("--last", type=positive_int, default=None,
+                   help="how many of the last checkpoints (default: the run's checkpoints_to_average, "
+                        "5 for base and 20 for big, or all there are when fewer)")
+    p.add_argument("--output", default=None, help="checkpoint to write (default: RUN/checkpoints/averaged.weights.h5)")
+
+
+def add_decoding(p):
+    p.add_argument("--beam-size", type=positive_int, default=None,
+                   help="beam size; 1 = greedy (default: the run's, 4 as in §6.1)")
+    p.add_argument("--alpha", type=non_negative_float, default=None,
+                   help="length penalty alpha >= 0 (default: the run's, 0.6 as in §6.1)")
+    p.add_argument("--checkpoint", default=None,
+                   help="weights: averaged, latest, an epoch number or a file (default: averaged, else latest)")
+
+
+def add_translate(p):
+    p.add_argument("--run", required=True, help="run folder made by tfm train")
+    add_decoding(p)
+    p.add_argument("--strict", action="store_true",
+                   help="refuse the whole input when a line is not valid UTF-8 or holds a NUL byte (default: name "
+                        "the line on stderr, print an empty line for it and translate the others)")
+    p.add_argument("text", nargs="*", help="sentences to translate (default: read standard input, one per line)")
+
+
+def add_evaluate(p):
+    p.add_argument("--run", required=True, help="run folder made by tfm train")
+    p.add_argument("--split", choices=["val", "test"], default="test", help="(default: test)")
+    p.add_argument("--limit", type=positive_int, default=None, help="score only the first N sentences")
+    p.add_argument("--unconstrained", action="store_true",
+                   help="parsing runs: search without the tree constraint (any output, repaired afterwards, "
+                        "as Vinyals et al. 2015); default: only well-formed trees with one leaf per word")
+    add_decoding(p)
+
+
+def add_export(p):
+    p.add_argument("--run", required=True, help="run folder made by tfm train")
+    p.add_argument("--output", required=True,
+                   help="folder to write, new or empty (TF Serving wants MODEL/VERSION, e.g. exported/m30k/1)")
+    p.add_argument("--format", choices=("savedmodel", "ctranslate2"), default="savedmodel",
+                   help="savedmodel: TF Serving, string in, string out (default); ctranslate2: CTranslate2's C++ "
+                        "engine (pip install 'tfm[ctranslate2]'), faster on CPU, int8 with --quantization")
+    p.add_argument("--quantization", choices=("int8", "int8_float32", "int16", "float16", "bfloat16", "float32"),
+                   default=None, help="CTranslate2 weight type (--format ctranslate2 only; default float32)")
+    p.add_argument("--signatures", nargs="+", choices=("nbest", "alignment"), default=[],
+                   help="extra SavedModel signatures beside serving_default: nbest (the k best translations and "
+                        "scores) and/or alignment (each output subword's source position and the cross-attention)")
+    p.add_argument("--alignment-layer", type=int, default=-1,
+                   help="decoder layer whose cross-attention (averaged over heads) the alignment reads (default: "
+                        "-1, the last)")
+    add_decoding(p)
+
+
+def add_demo(p):
+    p.add_argument("--output", default="runs/demo", help="run folder (default: runs/demo)")
+    p.add_argument("--epochs", type=positive_int, default=None, help="override the demo's epochs")

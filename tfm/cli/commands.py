@@ -1,0 +1,383 @@
+"""The `tfm` command: train | translate | evaluate | export | average | demo.
+
+    tfm train --preset tiny --dataset multi30k --data-dir DIR --output runs/m30k --epochs 1
+    tfm average --run runs/m30k                 # the run's checkpoints_to_average (5 base, 20 big)
+    tfm evaluate --run runs/m30k --split test   # the run's beam size and alpha unless given
+    tfm translate --run runs/m30k "A dog runs in the snow."
+    tfm export --run runs/m30k --output exported/m30k/1
+    tfm demo
+
+Every command handler lives here (their flags in `tfm.cli.arguments`); the library modules take plain
+arguments. Parsing imports nothing heavy (no TensorFlow, no Keras), so `tfm --help` and every
+`tfm COMMAND --help` answer at once; a handler imports the library when it runs.
+Decoding and averaging settings left out come from the run's stored config.
+"""
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+
+from tfm.cli.arguments import (  # noqa: F401  PRESETS and the argument types: part of tfm.cli's surface
+    PRESETS,
+    add_average,
+    add_demo,
+    add_evaluate,
+    add_export,
+    add_train,
+    add_translate,
+    non_negative_float,
+    positive_int,
+    positive_seconds,
+)
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+logger = logging.getLogger("tfm")
+
+
+# Handlers ---------------------------------------------------------------------
+def _setup_logging():
+    # tfm's own progress at INFO; other libraries' (absl's list of renamed SavedModel inputs, TensorFlow's
+    # "Assets written to") only from WARNING up, so their warnings still show.
+    if not logging.getLogger().handlers and not logger.handlers:
+        logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    logger.setLevel(logging.INFO)
+
+
+def _quiet_tensorflow_import():
+    """Imports TensorFlow with the C++ start-up lines (absl's "All log messages before
+    absl::InitializeLog()...", oneDNN and CUDA notices) kept off stderr.
+
+    TensorFlow 2.21 prints them before `TF_CPP_MIN_LOG_LEVEL` is read, so the environment
+    variable cannot silence them; stderr's file descriptor is pointed at /dev/null for the
+    import only. `TF_CPP_MIN_LOG_LEVEL=0` keeps them.
+    """
+    if "tensorflow" in sys.modules or os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2") == "0":
+        return
+    try:
+        sys.stderr.flush()
+        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError):  # no real file descriptor 2 (e.g. captured)
+        return
+    try:
+        os.dup2(devnull, 2)
+        import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def train_command(args):
+    from tfm.models.registry import make_config
+    from tfm.runs.folder import read_history
+    from tfm.training.trainer import train
+
+    config = make_config(args.preset, args.model, overrides=args.set, vocab_size=args.vocab_size,
+                         max_length=args.max_length, tokens_per_batch=args.tokens_per_batch)
+    try:
+        result = train(config, args.dataset, output=args.output, epochs=args.epochs,
+                       steps_per_epoch=args.steps_per_epoch, strategy=args.strategy,
+                       mixed_precision=args.mixed_precision, xla=args.xla, source_lang=args.source_lang,
+                       target_lang=args.target_lang, data_dir=args.data_dir, source_file=args.source_file,
+                       target_file=args.target_file, keep_checkpoints=args.keep_checkpoints, seed=args.seed,
+                       worker_timeout=args.worker_timeout, train_sentences=args.train_sentences)
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (see `main`)
+        from tfm.runs.resume import epochs_on_disk
+
+        done = epochs_on_disk(os.path.abspath(args.output)) if os.path.isdir(args.output) else 0
+        print(f"\ntfm train: {_stopped_by(stop)}. {args.output} is intact and keeps {done} finished epoch"
+              f"{'' if done == 1 else 's'} (the interrupted epoch is lost); run the same command again to resume.",
+              file=sys.stderr)
+        return _exit_status(stop)
+    except FloatingPointError as error:
+        print(f"tfm train: error: {error}", file=sys.stderr)
+        return 1
+    history = read_history(result.run_dir)
+    last = {k: v[-1] for k, v in history.items() if v and k != "epoch"}
+    summary = ", ".join(f"{k} {last[k]:.4f}" for k in ("loss", "accuracy", "val_loss", "val_accuracy") if k in last)
+    print(f"{result.run_dir}: {result.epochs} epoch{'' if result.epochs == 1 else 's'} finished"
+          f"{'; ' + summary if summary else ''}")
+    print(f"next: tfm average --run {args.output}, then tfm evaluate --run {args.output}")
+    return 0
+
+
+def average_command(args):
+    from tfm.training.averaging import average_checkpoints
+
+    print(f"wrote {average_checkpoints(args.run, last=args.last, output=args.output)}")
+    return 0
+
+
+def _read_lines():
+    """Standard input as a list of lines (bytes, line ends removed); undecodable bytes kept as they are."""
+    if sys.stdin is None:
+        return []
+    if sys.stdin.isatty():
+        print("tfm translate: reading sentences from standard input, one per line (Ctrl-D to end)", file=sys.stderr)
+    data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+    if not data:
+        return []
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines = lines[:-1]  # the newline that ends the last line
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
+
+
+def _decoding_threads():
+    """TensorFlow threads for decoding on CPU: ops one thread each, batches side by side (`Translator.workers`).
+
+    The decoder's per-step ops are too small to split across cores; running two batches at once uses
+    both (the measurements: docs/results.md, "Measurements quoted by the code")."""
+    import tensorflow as tf
+
+    try:
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(max(2, os.cpu_count() or 1))
+    except RuntimeError:  # TensorFlow already started (tests call the handlers in-process)
+        pass
+
+
+def translate_command(args):
+    from tfm.decoding import input_rule
+    from tfm.data.preprocess import detokenize, run_preprocess
+    from tfm.data.preprocess import preprocess as prepare
+    from tfm.decoding import Translator
+    from tfm.runs.folder import load_run
+
+    _decoding_threads()
+
+    texts = list(args.text) if args.text else _read_lines()
+    if not texts:
+        print("tfm translate: nothing to translate: give sentences as arguments or on standard input",
+              file=sys.stderr)
+        return 1
+    model, tokenizer, run_info = load_run(args.run, checkpoint=args.checkpoint)
+    translator = Translator(model, tokenizer, beam_size=args.beam_size, alpha=args.alpha)
+    bad = translator.invalid(texts)
+    method, source_lang, target_lang = run_preprocess(run_info)
+    if method is not None:  # the run learned from lowercased, Moses-tokenized text: prepare the input the same way
+        # after the input rule (tfm.decoding.input_rule_ops: whitespace only separates words), which Translator applies again
+        texts = [text if i in bad else prepare([input_rule.normalize(input_rule.as_bytes(text).decode("utf-8"))],
+                                               source_lang, method)[0] for i, text in enumerate(texts)]
+    for index in bad:
+        where = f"line {index + 1} of standard input" if not args.text else f"argument {index + 1}"
+        print(f"tfm translate: {where} {input_rule.problem(texts[index])}"
+              f"{'' if args.strict else '; an empty line is printed in its place'}", file=sys.stderr)
+    if bad and args.strict:
+        print("tfm translate: error: nothing translated (--strict)", file=sys.stderr)
+        return 1
+    for line in translator.translate(texts, on_invalid="empty"):
+        print(detokenize([line], target_lang, method)[0] if method and line else line)
+    return 1 if bad else 0
+
+
+def evaluate_command(args):
+    from tfm.decoding import evaluation
+    from tfm.data import PARSING_TASKS
+    from tfm.runs.folder import load_run
+
+    _decoding_threads()
+
+    model, tokenizer, run_info = load_run(args.run, checkpoint=args.checkpoint)
+    if run_info["data"]["dataset"] in PARSING_TASKS:
+        return _evaluate_parsing(args, model, tokenizer, run_info)
+    sources, references = evaluation.split_pairs(run_info, args.split, limit=args.limit)
+    data = run_info["data"]
+    hypotheses, scores = evaluation.evaluate(model, tokenizer, sources, references, beam_size=args.beam_size,
+                                             alpha=args.alpha, preprocess=data.get("preprocess"),
+                                             source_lang=data.get("source_lang"), target_lang=data.get("target_lang"))
+    scores.update(split=args.split, dataset=data["dataset"], source_lang=data.get("source_lang"),
+                  target_lang=data.get("target_lang"), checkpoint=run_info.get("checkpoint"))
+    print(f"{data['dataset']} {args.split}: {len(hypotheses)} sentences, beam {scores['beam_size']}, "
+          f"alpha {scores['alpha']}, {scores['seconds']:.1f} s")
+    print(evaluation.format_scores(scores))
+    saved = _save_results(run_info, args, hypotheses, scores)
+    if saved is None:
+        return 1
+    print(f"hypotheses: {saved[0]}\nscores:     {saved[1]}")
+    return 0
+
+
+def _save_results(run_info, args, hypotheses, scores):
+    """`evaluation.write_results`, called once the scores are printed (a folder that refuses the files loses
+    no scores); None, after saying why, when they cannot be written."""
+    from tfm.decoding import evaluation
+
+    try:
+        return evaluation.write_results(run_info["run_dir"], args.split, hypotheses, scores, limit=args.limit)
+    except OSError as error:
+        print(f"tfm evaluate: error: the scores above are not saved, nor the hypotheses: {_describe(error)}",
+              file=sys.stderr)
+        return None
+
+
+def _evaluate_parsing(args, model, tokenizer, run_info):
+    """`tfm evaluate` on a parsing run: labeled bracket F1 (EVALB, COLLINS.prm), beside Table 4."""
+    from tfm import parsing
+
+    trees, scores = parsing.evaluate_run(model, tokenizer, run_info, args.split, limit=args.limit,
+                                         beam_size=args.beam_size, alpha=args.alpha,
+                                         constrained=not args.unconstrained)
+    print(f"{scores['dataset']} {args.split}: {scores['sentences']} sentences, beam {scores['beam_size']}, alpha "
+          f"{scores['alpha']}, {'constrained' if scores['constrained'] else 'unconstrained'} search, "
+          f"{scores['seconds']:.1f} s; {scores['repaired']} outputs repaired "
+          f"({100 * scores['repair_rate']:.1f}%)")
+    print(parsing.parse_report(scores, name=f"{os.path.basename(run_info['run_dir'])} (NLTK sample)",
+                               repair_rate=scores["repair_rate"]))
+    saved = _save_results(run_info, args, [parsing.one_line(tree) for tree in trees], scores)
+    if saved is None:
+        return 1
+    print(f"trees:  {saved[0]}\nscores: {saved[1]}")
+    return 0
+
+
+def export_command(args):
+    import json
+
+    from tfm.serving.saved_model import METADATA_FILE, export_saved_model
+
+    if args.format == "ctranslate2":
+        return _export_ctranslate2(args)
+    if args.quantization is not None:
+        raise ValueError("--quantization is for --format ctranslate2 (a SavedModel keeps float32 weights)")
+    path = export_saved_model(args.run, args.output, beam_size=args.beam_size, alpha=args.alpha, checkpoint=args.checkpoint,
+                  signatures=args.signatures, alignment_layer=args.alignment_layer)
+    with open(os.path.join(path, METADATA_FILE)) as f:
+        metadata = json.load(f)
+    extra = "".join(f"; {name}: text -> {', '.join(outputs)}" for name, outputs in metadata["signatures"].items()
+                    if name != "serving_default")
+    print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> "
+          f"{', '.join(metadata['outputs'])}{extra}; "
+          f"beam {metadata['beam_size']}, alpha {metadata['alpha']})")
+    print(f"check it: saved_model_cli show --dir {path} --all")
+    return 0
+
+
+def _export_ctranslate2(args):
+    from tfm.serving.ctranslate2 import export_ctranslate2
+
+    if args.beam_size is not None or args.alpha is not None:
+        logger.warning("--beam-size/--alpha are chosen at translation time with CTranslate2; the run's are recorded")
+    try:
+        path = export_ctranslate2(args.run, args.output, quantization=args.quantization, checkpoint=args.checkpoint)
+    except ImportError as error:  # ctranslate2 is an optional extra
+        raise ValueError(str(error)) from None
+    print(f"exported {args.run} to {path} (CTranslate2, {args.quantization or 'float32'} weights)")
+    print(f"use it: tfm.serving.ctranslate2.CTranslate2Translator({path!r})(['A sentence.'])")
+    return 0
+
+
+def demo_command(args):
+    from tfm.cli.demo import run_demo
+
+    return run_demo(args.output, epochs=args.epochs)
+
+
+# subcommand -> (handler, argument adder, one-line help)
+COMMANDS = {
+    "train": (train_command, add_train, "train a model with model.fit (resumes an existing RUN)"),
+    "average": (average_command, add_average, "average the last checkpoints' weights (§6.1)"),
+    "translate": (translate_command, add_translate, "translate TEXT arguments or standard input"),
+    "evaluate": (evaluate_command, add_evaluate, "BLEU (sacreBLEU and tokenized) and chrF on a split; hypotheses "
+                 "and scores to RUN/hyps/<split>.beam<K>.alpha<A>.<weights>.txt/.json"),
+    "export": (export_command, add_export, "export a SavedModel for TF Serving (string in, string out)"),
+    "demo": (demo_command, add_demo, "train the tiny preset offline, evaluate, translate, export"),
+}
+
+
+def build_parser():
+    from tfm import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="tfm", description="Attention Is All You Need on Keras 3: train, translate, evaluate, export.",
+        epilog="Run 'tfm COMMAND --help' for a command's options.")
+    parser.add_argument("--version", action="version", version=f"tfm {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_, add_arguments, help_text) in COMMANDS.items():
+        add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be, so both stop a command the same way."""
+
+
+def _terminate(signum, frame):
+    raise Terminated(signum)
+
+
+def _stopped_by(stop):
+    return "stopped by SIGTERM" if isinstance(stop, Terminated) else "interrupted"
+
+
+def _exit_status(stop):
+    return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
+
+
+def _describe(error):
+    """One line for an OSError: tfm's own name the file and the cause; the rest get it from `tfm.runs.cause`."""
+    from tfm.runs.folder import cause
+
+    if type(error).__str__ is not OSError.__str__ or error.errno is None:
+        return str(error)  # tfm's own (WriteError, RunInUseError ...), or a message without an errno
+    where = error.filename if error.filename is not None else ""
+    where += f" -> {error.filename2}" if error.filename2 is not None else ""
+    return f"{where}: {cause(error)}" if where else cause(error)
+
+
+def _file_error(error):
+    """One line for a TensorFlow error about a file that cannot be written (a SavedModel, a TensorBoard log), or
+    None."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None or not isinstance(error, tf.errors.OpError):
+        return None
+    if not isinstance(error, tf.errors.PermissionDeniedError) and not any(
+            text in error.message for text in ("Read-only file system", "No space left", "File too large",
+                                               "Disk quota exceeded")):
+        return None  # not about a file (an out-of-memory ResourceExhaustedError, a bug): the traceback stays
+    line = error.message.strip().splitlines()[0] if error.message.strip() else type(error).__name__
+    line = line.split("}} ", 1)[-1]  # "{{function_node ...}} PATH; Read-only file system"
+    return f"cannot write {line.replace('; ', ': ', 1)}"
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    _setup_logging()
+    handler = COMMANDS[args.command][0]
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    try:
+        _quiet_tensorflow_import()
+        return handler(args) or 0
+    except (ValueError, FileNotFoundError, FileExistsError) as error:
+        print(f"tfm {args.command}: error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a file that cannot be written, a run folder in use, a cluster that never came
+        lead = "\n" if args.command == "train" else ""  # after the progress bar's unfinished line
+        print(f"{lead}tfm {args.command}: error: {_describe(error)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt as stop:
+        print(f"\ntfm {args.command}: {_stopped_by(stop)}", file=sys.stderr)
+        return _exit_status(stop)
+    except Exception as error:
+        message = _file_error(error)
+        if message is None:
+            raise
+        print(f"tfm {args.command}: error: {message}", file=sys.stderr)
+        return 1
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""Every setting's one home: the configs, the rules their values obey, and the paper-fidelity table.
+
+    configs.py    `TransformerConfig` (presets `tiny` ... `base`, `big`), `Seq2SeqConfig`, `DataConfig`,
+                  `TrainingConfig`: frozen dataclasses, one comment per field
+    rules.py      the checks every value passes, wherever it comes from (Python, `--set`, a run's config.json),
+                  and `--set FIELD=VALUE` parsing
+    fidelity.py   the table of where tfm follows the paper and where it differs (docs/paper_fidelity.md)
+
+Importing this package starts no TensorFlow: `tfm --help` reads the presets from here.
+
+Example:
+    >>> from tfm.config import TransformerConfig, apply_overrides
+    >>> config = apply_overrides(TransformerConfig.tiny(), ["num_layers=3"])
+    >>> config.num_layers, config.d_model
+    (3, 64)
+"""
+
+from tfm.config.configs import DataConfig, Seq2SeqConfig, TrainingConfig, TransformerConfig
+from tfm.config.rules import (
+    PREPROCESSORS,
+    ConfigIO,
+    apply_overrides,
+    parse_overrides,
+    validate_length_penalty,
+    validate_positive_ints,
+    validate_rdrop_alpha,
+    validate_recipe,
+)
+
+__all__ = ["ConfigIO", "DataConfig", "PREPROCESSORS", "Seq2SeqConfig", "TrainingConfig", "TransformerConfig",
+           "apply_overrides", "parse_overrides", "validate_length_penalty", "validate_positive_ints",
+           "validate_rdrop_alpha", "validate_recipe"]

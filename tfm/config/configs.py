@@ -1,0 +1,363 @@
+"""Every setting's one home: the configs of the Transformer and the RNN baselines, data and training settings.
+
+- `TransformerConfig`: every size and training/decoding constant of the Transformer.
+  Presets `base()` and `big()` are the paper's §5 settings (Vaswani et al., 2017,
+  Table 3 rows "base" and "big"); `tiny()` and `small()` train on 2 CPU cores.
+  Table 3 variants are `dataclasses.replace(TransformerConfig.base(), num_heads=1, key_dim=512, ...)`.
+- `Seq2SeqConfig`: the RNN baselines' counterpart (Sutskever, Bahdanau and Luong presets),
+  with the same data, training and decoding fields.
+- `DataConfig`: which corpus, and how it is cut into batches (saved as `data` in a run's config.json).
+- `TrainingConfig`: how a run trains (saved as `training` in a run's config.json).
+- `parse_overrides` / `apply_overrides`: `--set FIELD=VALUE` onto any of these dataclasses (these, the value
+  checks and `ConfigIO`'s presets by name and JSON round trips live in `tfm.config.rules`; re-exported here).
+
+No TensorFlow here: the CLI reads these without starting it (the RNN layers' argument rules live in
+`tfm.config.rules` for that reason).
+"""
+
+import dataclasses
+
+from tfm.config.rules import (
+    PREPROCESSORS,
+    ConfigIO,
+    apply_overrides,
+    resolve_attention_args,
+    validate_length_penalty,
+    validate_positive_ints,
+    validate_rdrop_alpha,
+    validate_recipe,
+    validate_rnn_args,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class TransformerConfig(ConfigIO):
+    num_layers: int = 6  # N: identical layers in the encoder and in the decoder
+    d_model: int = 512  # width of every sub-layer output and of the embeddings
+    num_heads: int = 8  # h: parallel attention heads
+    d_ff: int = 2048  # inner width of the position-wise feed-forward network
+    key_dim: int | None = None  # d_k per head; None = d_model / num_heads
+    value_dim: int | None = None  # d_v per head; None = d_model / num_heads
+    dropout: float = 0.1  # P_drop on sub-layer outputs and embedding sums (§5.4)
+    attention_dropout: float = 0.0  # dropout on attention weights (not in the paper)
+    activation_dropout: float = 0.0  # dropout on the FFN's inner activations (tensor2tensor's relu_dropout; not in the paper)
+    token_dropout: float = 0.0  # input tokens replaced by UNK while training (word dropout; not in the paper)
+    label_smoothing: float = 0.1  # eps_ls (§5.4)
+    rdrop_alpha: float = 0.0  # R-Drop's KL weight (Liang et al., 2021; not in the paper): 0 = off
+    vocab_size: int = 37000  # shared source/target subword vocabulary (§5.1, BPE ~37000)
+    share_embeddings: bool = True  # one matrix for both embeddings and the pre-softmax projection (§3.4)
+    norm_first: bool = False  # pre-LN instead of the paper's post-LN LayerNorm(x + Sublayer(x))
+    positional: str = "sinusoidal"  # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
+    max_length: int = 256  # longest sequence the model accepts (learned positions' table size)
+    warmup_steps: int = 4000  # eq. 3
+    learning_rate_scale: float = 1.0  # multiplies eq. 3 (1.0 = the paper)
+    adam_beta_1: float = 0.9  # §5.3
+    adam_beta_2: float = 0.98  # §5.3
+    adam_epsilon: float = 1e-9  # §5.3
+    layer_norm_epsilon: float = 1e-6  # LayerNorm epsilon (tensor2tensor's value)
+    tokens_per_batch: int = 25000  # source (and target) tokens per batch (§5.1)
+    beam_size: int = 4  # §6.1
+    length_penalty: float = 0.6  # alpha (§6.1)
+    max_extra_length: int = 50  # decode up to input length + 50 (§6.1)
+    checkpoints_to_average: int = 5  # last 5 (base) or 20 (big) checkpoints (§6.1)
+    preprocess: str | None = None  # data preprocessing before the vocabulary is learned: None or "moses_lc"
+
+    PRESETS = ("tiny", "small", "base", "big", "parse", "parse_small", "m30k", "m30k_small")
+
+    def __post_init__(self):
+        validate_recipe(self)
+        validate_positive_ints(self, ("num_layers", "d_model", "num_heads", "d_ff", "vocab_size", "warmup_steps"))
+        for name in ("key_dim", "value_dim"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value <= 0):
+                raise ValueError(f"{name}={value!r} must be a positive int or None")
+        if (self.key_dim is None or self.value_dim is None) and self.d_model % self.num_heads:
+            raise ValueError(
+                f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}; "
+                "choose sizes that divide or set key_dim and value_dim explicitly"
+            )
+        for name in ("dropout", "attention_dropout", "activation_dropout", "token_dropout"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise ValueError(f"{name}={value} must be in [0, 1)")
+        validate_rdrop_alpha(self.rdrop_alpha)
+        if self.positional not in ("sinusoidal", "learned"):
+            raise ValueError(f"positional={self.positional!r}: expected 'sinusoidal' or 'learned'")
+        if not (0.0 <= self.adam_beta_1 < 1.0 and 0.0 <= self.adam_beta_2 < 1.0):
+            raise ValueError(f"adam betas ({self.adam_beta_1}, {self.adam_beta_2}) must be in [0, 1)")
+        if self.adam_epsilon <= 0:
+            raise ValueError(f"adam_epsilon={self.adam_epsilon} must be positive")
+        if self.vocab_size < 5:
+            raise ValueError(f"vocab_size={self.vocab_size} leaves no room beyond the 4 reserved ids")
+        if self.preprocess is not None and self.preprocess not in PREPROCESSORS:
+            raise ValueError(f"preprocess={self.preprocess!r}: expected None or one of {list(PREPROCESSORS)}")
+
+    @property
+    def head_key_dim(self):
+        """d_k actually used."""
+        return self.key_dim or self.d_model // self.num_heads
+
+    @property
+    def head_value_dim(self):
+        """d_v actually used."""
+        return self.value_dim or self.d_model // self.num_heads
+
+    # Presets ------------------------------------------------------------
+    @classmethod
+    def base(cls, **overrides):
+        """Transformer (base model), §5 and Table 3 row "base": 65M parameters."""
+        return cls(**overrides)
+
+    @classmethod
+    def big(cls, **overrides):
+        """Transformer (big), Table 3 row "big": 213M parameters."""
+        values = dict(d_model=1024, d_ff=4096, num_heads=16, dropout=0.3, checkpoints_to_average=20)
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def small(cls, **overrides):
+        """A 3+3-layer, 256-wide model that trains on Multi30k on a CPU."""
+        values = dict(num_layers=3, d_model=256, num_heads=4, d_ff=1024, vocab_size=8000,
+                      max_length=128, warmup_steps=2000, tokens_per_batch=4096)
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def parse(cls, **overrides):
+        """§6.3 (Table 4), English constituency parsing, WSJ only: 4 layers, d_model 1024, a 16K vocabulary,
+        beam 21, α = 0.3, output up to input length + 300. The paper tuned attention and residual dropout
+        on section 22 without publishing the values; 0.3 / 0.1 here. A GPU-sized model."""
+        values = dict(num_layers=4, d_model=1024, num_heads=16, d_ff=4096, dropout=0.3, attention_dropout=0.1,
+                      vocab_size=16000, max_length=256, max_extra_length=300, beam_size=21, length_penalty=0.3,
+                      tokens_per_batch=25000)
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def parse_small(cls, **overrides):
+        """`parse` sized for 2 CPU cores and the 3,900-sentence Penn Treebank sample: d_model 256, a 2K
+        vocabulary, 2048-token batches (~120 updates per epoch) and a 500-step warm-up, so that a CPU budget
+        is spent past the warm-up, and pre-LN. Why these values: docs/results.md ("Measurements quoted by
+        the code", "Parsing")."""
+        values = dict(num_layers=4, d_model=256, num_heads=4, d_ff=1024, dropout=0.3, attention_dropout=0.1,
+                      vocab_size=2000, max_length=256, max_extra_length=300, beam_size=21, length_penalty=0.3,
+                      tokens_per_batch=2048, warmup_steps=500, norm_first=True, checkpoints_to_average=5)
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def m30k(cls, **overrides):
+        """Multi30k en-de on 2 CPU cores, after Wu et al. (2021)'s text-only Transformer (fairseq):
+        4+4 layers, d_model 128, FFN 256, 4 heads, all embeddings shared, dropout 0.3, label smoothing
+        0.1, Adam (0.9, 0.98), peak rate 0.005 after 2000 warm-up steps then inverse square root
+        (`learning_rate_scale` = 0.005 * sqrt(d_model * warmup)), 4096 tokens per batch, the last 10
+        epoch checkpoints averaged, beam 5; text lowercased and Moses-tokenized first, ~10k joint
+        subwords. Differs: pre-LN (stable at this rate; the anchor is post-LN),
+        SentencePiece BPE instead of subword-nmt, length penalty GNMT alpha 1.0 (fairseq: score / length)."""
+        values = dict(num_layers=4, d_model=128, num_heads=4, d_ff=256, dropout=0.3, label_smoothing=0.1,
+                      vocab_size=10000, max_length=128, warmup_steps=2000,
+                      learning_rate_scale=round(0.005 * (128 * 2000) ** 0.5, 4), norm_first=True,
+                      tokens_per_batch=4096, beam_size=5, length_penalty=1.0, checkpoints_to_average=10,
+                      preprocess="moses_lc")
+        values.update(overrides)
+        return cls(**values)
+
+    @classmethod
+    def m30k_small(cls, **overrides):
+        """Multi30k en-de in 90 minutes on 2 CPU cores, on the anchor's footing: the small preset (3+3
+        layers, d_model 256, FFN 1024, 4 heads, 8k joint subwords), pre-LN, dropout 0.3, a 1000-step
+        warm-up at 1.0x eq. 3 (a peak rate of 2e-3), 2048-token batches, the last 10 epoch checkpoints
+        averaged, trained like `m30k` and Wu et al. (2021) on lowercased, Moses-tokenized text. Beam 4,
+        alpha 0.6 (§6.1). Shorter batches and warm-up than `m30k` so that a CPU's update rate leaves the
+        warm-up early; the runs behind these choices are in docs/results.md."""
+        values = dict(norm_first=True, dropout=0.3, warmup_steps=1000, learning_rate_scale=1.0,
+                      tokens_per_batch=2048, checkpoints_to_average=10, preprocess="moses_lc")
+        values.update(overrides)
+        return cls.small(**values)
+
+    @classmethod
+    def tiny(cls, **overrides):
+        """A 2+2-layer, 64-wide model for tests, notebooks in fast mode and `make demo`."""
+        values = dict(num_layers=2, d_model=64, num_heads=4, d_ff=256, vocab_size=1000,
+                      max_length=64, warmup_steps=400, tokens_per_batch=2048, dropout=0.1)
+        values.update(overrides)
+        return cls(**values)
+
+
+@dataclasses.dataclass(frozen=True)
+class DataConfig(ConfigIO):
+    """Which corpus a run trains on and how it is batched (a run's config.json `data`).
+
+    `train` fills the sizes from the model config unless given: `max_length` and
+    `tokens_per_batch` (§5.1), `vocab_size` (the subword vocabulary to learn).
+    """
+
+    dataset: str = "numbers"  # a name of tfm.data.load_dataset
+    source_lang: str | None = None  # e.g. "en"; None = the corpus' default direction
+    target_lang: str | None = None  # e.g. "de"
+    data_dir: str | None = None  # download/cache folder (absolute), None = $TFM_DATA_DIR or data/cache
+    source_file: str | None = None  # dataset "files": source side (absolute path)
+    target_file: str | None = None  # dataset "files": target side (absolute path)
+    max_length: int = 64  # pairs longer than this many subwords (either side) are dropped
+    tokens_per_batch: int = 2048  # token budget per side per batch (§5.1: ~25000 for base)
+    vocab_size: int = 1000  # subwords to learn (capped at what the text allows)
+    preprocess: str | None = None  # "moses_lc": lowercase + Moses-tokenize both sides first (tfm.data.preprocess)
+    train_sentences: int | None = None  # the first N training pairs only (learning curves); None = all
+
+    def __post_init__(self):
+        if self.preprocess is not None and self.preprocess not in PREPROCESSORS:
+            raise ValueError(f"preprocess={self.preprocess!r}: expected None or one of {list(PREPROCESSORS)}")
+        validate_positive_ints(self, ("max_length", "tokens_per_batch", "vocab_size"))
+        if self.train_sentences is not None and (isinstance(self.train_sentences, bool)
+                                                 or not isinstance(self.train_sentences, int)
+                                                 or self.train_sentences < 1):
+            raise ValueError(f"train_sentences={self.train_sentences!r}: expected a positive number of training "
+                             "pairs, or None for all of them")
+        if self.max_length < 2:
+            raise ValueError(f"max_length={self.max_length}: need at least 2 (one subword + START/END); "
+                             "use --max-length 2 or more")
+        if self.tokens_per_batch < self.max_length:
+            raise ValueError(f"tokens_per_batch={self.tokens_per_batch} is smaller than max_length={self.max_length}: "
+                             "the longest pairs would not fit in a batch")
+        if self.dataset == "files" and not (self.source_file and self.target_file):
+            raise ValueError("dataset='files' needs source_file and target_file (--source-file, --target-file)")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig(ConfigIO):
+    """How a run trains (a run's config.json `training`); may change when a run is resumed."""
+
+    seed: int = 0  # weights, dropout, shuffling; a resumed run derives its streams from it and its epoch
+    keep_checkpoints: int = 5  # epoch checkpoints kept (default: the model config's checkpoints_to_average)
+    label_smoothing: float = 0.1  # eps_ls (§5.4), from the model config
+    rdrop_alpha: float = 0.0  # R-Drop's KL weight, from the model config (0 = off; batches hold each pair twice)
+    strategy: str = "auto"  # tf.distribute strategy used (class name once resolved)
+    mixed_precision: bool = False  # mixed_bfloat16 on CPU, mixed_float16 on GPU
+    xla: bool = False  # jit_compile the train step
+    steps_per_epoch: int | None = None  # None = one pass over the training split
+
+    def __post_init__(self):
+        if not isinstance(self.keep_checkpoints, int) or isinstance(self.keep_checkpoints, bool) \
+                or self.keep_checkpoints < 1:
+            raise ValueError(f"keep_checkpoints={self.keep_checkpoints!r}: keep at least 1 checkpoint")
+        if self.steps_per_epoch is not None and (not isinstance(self.steps_per_epoch, int)
+                                                 or self.steps_per_epoch < 1):
+            raise ValueError(f"steps_per_epoch={self.steps_per_epoch!r}: expected a positive number or None")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ValueError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
+        validate_rdrop_alpha(self.rdrop_alpha)
+
+
+# The RNN baselines' config -------------------------------------------------------
+@dataclasses.dataclass(frozen=True, eq=False)
+class Seq2SeqConfig(ConfigIO):
+    """Every size of a `Seq2Seq` model; validated on creation.
+
+    Presets: `sutskever()`, `bahdanau()`, `luong()` (the papers' settings) and `tiny()`;
+    `dataclasses.replace` gives variants. `score` and `attention_units` keep what was
+    given (None = the attention's default), so a variant re-derives them: `--set units=16`
+    widens the additive score too, `--set attention=luong` gets Luong's "general" score.
+    `resolved_score` / `resolved_attention_units` are what gets built, and what `to_dict`
+    writes (so a saved config says what was built).
+    """
+
+    PRESETS = ("sutskever", "bahdanau", "luong", "tiny")
+
+    vocab_size: int = 8000  # V: shared source/target vocabulary, the 4 reserved ids included
+    embedding_dim: int = 256  # E: source and target embedding width
+    units: int = 256  # U: hidden width of every recurrent layer (per direction in the encoder)
+    cell: str = "lstm"  # "lstm" or "gru"
+    bidirectional: bool = False  # bidirectional encoder; its final states are bridged to U by a tanh layer
+    num_layers: int = 1  # recurrent layers in the encoder and in the decoder
+    dropout: float = 0.0  # on embeddings, between layers and before the output projection
+    attention: str | None = "bahdanau"  # None (Sutskever/Cho), "bahdanau" or "luong"
+    score: str | None = None  # attention score; None = "additive" (Bahdanau) or "general" (Luong)
+    attention_units: int | None = None  # additive score MLP width; None = units
+    input_feeding: bool = False  # Luong's input feeding (only with attention="luong")
+    # Data, training and decoding (the same fields as TransformerConfig's, so every model has one home).
+    max_length: int = 128  # pairs longer than this many subwords are dropped when training
+    tokens_per_batch: int = 4096  # source (and target) tokens per batch
+    learning_rate: float = 1e-3  # Adam with a constant rate (Sutskever et al. used SGD, Bahdanau et al. Adadelta)
+    clipnorm: float | None = 1.0  # gradient clipping by global norm (RNNs need it)
+    label_smoothing: float = 0.1  # the Transformer's eps_ls, so the baselines compare like for like
+    beam_size: int = 4  # §6.1's decoding, applied to the baselines too
+    length_penalty: float = 0.6
+    max_extra_length: int = 50
+    checkpoints_to_average: int = 5
+
+    def __post_init__(self):
+        validate_recipe(self)
+        if not self.learning_rate > 0:
+            raise ValueError(f"learning_rate={self.learning_rate!r} must be positive")
+        if self.clipnorm is not None and not self.clipnorm > 0:
+            raise ValueError(f"clipnorm={self.clipnorm!r} must be positive or None")
+        validate_positive_ints(self, ("vocab_size", "embedding_dim", "units"))
+        if self.vocab_size < 5:
+            raise ValueError(f"vocab_size={self.vocab_size} leaves no room beyond the 4 reserved ids")
+        validate_rnn_args(self.cell, self.num_layers, self.dropout)
+        score, attention_units = resolve_attention_args(
+            self.attention, self.score, self.units, self.attention_units, self.input_feeding
+        )
+        if self.bidirectional and score in ("dot", "scaled_dot", "cosine"):
+            raise ValueError(
+                f"score={score!r} needs query width == key width, but a bidirectional encoder gives "
+                f"keys of width 2 * units = {2 * self.units} and the decoder queries of width units = "
+                f"{self.units}; use score='general' or 'additive', or bidirectional=False"
+            )
+
+    @property
+    def resolved_score(self):
+        """The attention score built: `score`, or the attention's default ("additive" / "general"); None without."""
+        return resolve_attention_args(self.attention, self.score, self.units, self.attention_units,
+                                      self.input_feeding)[0]
+
+    @property
+    def resolved_attention_units(self):
+        """The additive score's width built: `attention_units`, or `units`; None for other scores."""
+        return resolve_attention_args(self.attention, self.score, self.units, self.attention_units,
+                                      self.input_feeding)[1]
+
+    def to_dict(self):
+        """Fields as a dict, with `score` and `attention_units` resolved to what is built."""
+        return {**super().to_dict(), "score": self.resolved_score, "attention_units": self.resolved_attention_units}
+
+    def __eq__(self, other):  # equal when they build the same model (`score=None` == its default)
+        return type(other) is type(self) and self.to_dict() == other.to_dict()
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.to_dict().items())))
+
+    # Presets: the papers' settings -----------------------------------------
+    @classmethod
+    def sutskever(cls, **overrides):
+        """Sutskever et al. (2014), §3.4: 4-layer LSTMs, 1000 cells, 1000-dim embeddings, no attention.
+        (They also reversed the source; that is a data transform, not a model setting.)"""
+        return cls(**{**dict(embedding_dim=1000, units=1000, num_layers=4, attention=None), **overrides})
+
+    @classmethod
+    def bahdanau(cls, **overrides):
+        """Bahdanau et al. (2015), RNNsearch §A.2: bidirectional GRU encoder, 1000 hidden units,
+        620-dim embeddings, additive alignment model with n' = 1000."""
+        values = dict(embedding_dim=620, units=1000, cell="gru", bidirectional=True, attention="bahdanau",
+                      score="additive", attention_units=1000)
+        return cls(**{**values, **overrides})
+
+    @classmethod
+    def luong(cls, **overrides):
+        """Luong et al. (2015), §4.1: 4-layer LSTMs, 1000 cells, 1000-dim embeddings, dropout 0.2,
+        global attention with the "general" score, input feeding."""
+        values = dict(embedding_dim=1000, units=1000, num_layers=4, dropout=0.2, attention="luong",
+                      score="general", input_feeding=True)
+        return cls(**{**values, **overrides})
+
+    @classmethod
+    def tiny(cls, **overrides):
+        """A small Bahdanau model for tests, notebooks in fast mode and synthetic tasks.
+
+        Its data settings are the tiny Transformer's (1000 subwords, 64-token pairs,
+        2048-token batches), so `tfm train --model bahdanau --preset tiny` and
+        `train(Seq2SeqConfig.tiny())` are the same run."""
+        values = dict(vocab_size=1000, embedding_dim=32, units=64, attention="bahdanau", max_length=64,
+                      tokens_per_batch=2048)
+        return cls(**{**values, **overrides})

@@ -1,0 +1,447 @@
+"""The run-folder contract, shared by training and inference (so inference never imports training).
+
+A run folder (`RUN`, the `--output` of `tfm train`) holds:
+
+    config.json        {"tfm_version", "format": 1, "model", "model_config", "data", "training"}
+    tokenizer/         the shared subword vocabulary, learned once from the training split
+    checkpoints/       epoch_001.weights.h5 ... (the last K, weights only), averaged.weights.h5 (+ .json)
+    history.csv        one row per finished epoch: epoch (0-based), loss, accuracy, val_*, learning_rate,
+                       iterations, epoch_seconds
+    backup/            the full training state (weights + optimizer) of the last finished epoch
+    logs/              TensorBoard
+    workers/           backups of the non-chief workers of a multi-worker run
+    hyps/              what tfm evaluate wrote
+    .lock              held (flock) by the `tfm train` that writes the folder; names its PID
+
+    model, tokenizer, info = load_run("runs/m30k")                 # averaged weights, else the latest
+    info["config"].beam_size, info["config"].length_penalty       # the run's decoding settings (§6.1)
+
+Every file is written whole or not at all (`write_atomic`: a temporary `.tmpPID.*` file in
+the same folder, fsync, rename; `tfm.runs.atomic`, whose names this module re-exports), so a killed
+process or a full disk never leaves half a file where a later session would trust it; a write
+that fails raises `WriteError`, which names the file and the cause (disk full, file too large,
+read-only). One `tfm train` at a time writes a folder (`lock_run`). What a run
+has finished, and how a session resumes it (a damaged backup included), is
+`tfm.runs.resume`'s; reading and writing history.csv is `tfm.runs.history`'s (its names re-exported here).
+"""
+
+import contextlib
+import datetime
+import errno
+import json
+import logging
+import os
+import re
+import shutil
+import socket
+
+import keras
+
+from tfm import __version__
+from tfm.runs.atomic import (CAUSES, WriteError, cause, save_weights, weights_bytes,  # noqa: F401  (tfm.runs' API)
+                        write_atomic, write_json_atomic)
+from tfm.config.configs import DataConfig
+from tfm.data.subword_tokenizer import MODEL_FILE, SubwordTokenizer
+from tfm.models.registry import build_model, config_class
+from tfm.runs.history import (HISTORY_COLUMNS, HISTORY_FILE, format_history, read_history,  # noqa: F401
+                             read_rows, write_rows)  # (tfm.runs' API)
+
+logger = logging.getLogger("tfm.runs")
+
+FORMAT = 1  # version of the run folder layout (config.json "format")
+CONFIG_FILE = "config.json"
+TOKENIZER_DIR = "tokenizer"
+CHECKPOINT_DIR = "checkpoints"
+BACKUP_DIR = "backup"
+LOG_DIR = "logs"
+WORKERS_DIR = "workers"  # non-chief workers of a multi-worker run keep their backups here
+HYPS_DIR = "hyps"  # tfm evaluate's outputs
+LOCK_FILE = ".lock"
+AVERAGED = "averaged.weights.h5"
+EPOCH_CHECKPOINT = re.compile(r"^epoch_(\d+)\.weights\.h5$")
+RUN_ENTRIES = {CONFIG_FILE, HISTORY_FILE, TOKENIZER_DIR, CHECKPOINT_DIR, BACKUP_DIR, LOG_DIR, WORKERS_DIR, HYPS_DIR,
+               LOCK_FILE}
+# What a run has made; found without config.json, they say it was deleted (a first session killed before
+# config.json was written leaves only tokenizer/, logs/ or temporary files).
+RUN_PRODUCTS = (HISTORY_FILE, CHECKPOINT_DIR, BACKUP_DIR, HYPS_DIR)
+TEMPORARY = re.compile(r"^\.tmp(\d+)|\.tmp(\d+)$")  # `.tmpPID.name` (and `name.tmpPID` of earlier versions)
+# Fields compared when a RUN is reused; the rest (a cache location, the learned vocabulary size) may move.
+NOT_COMPARED = {"data.data_dir", "data.vocab_size", "model_config.vocab_size"}
+
+
+# config.json ----------------------------------------------------------------
+def read_run_config(run_dir):
+    """The parsed `RUN/config.json`, checked to be a run folder of this format.
+
+    Raises:
+        FileNotFoundError: no such folder, or no config.json.
+        NotADirectoryError: `run_dir` is a file; a symbolic link loop or dangling link is named too.
+        ValueError: another format version or a damaged file.
+    """
+    path = os.path.join(run_dir, CONFIG_FILE)
+    if not os.path.isfile(path):
+        validate_output_path(run_dir, "run folder")
+        if not os.path.exists(run_dir):
+            raise FileNotFoundError(f"run folder {run_dir!r} does not exist (make one with tfm train)")
+        raise FileNotFoundError(
+            f"{run_dir!r} is not a tfm run folder: {CONFIG_FILE} not found (make one with tfm train)")
+    try:
+        with open(path) as f:
+            info = json.load(f)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not valid JSON ({error}); the run folder is damaged") from None
+    fmt = info.get("format") if isinstance(info, dict) else None
+    if fmt != FORMAT:
+        made_by = info.get("tfm_version", "?") if isinstance(info, dict) else "?"
+        raise ValueError(
+            f"{run_dir!r} is a run folder of format {fmt!r} (made by tfm {made_by}), but tfm {__version__} reads "
+            f"format {FORMAT}; use that tfm version or train into a new --output folder")
+    missing = [key for key in ("model", "model_config", "data") if key not in info]
+    if missing:
+        raise ValueError(f"{path} lacks {missing}; the run folder is damaged")
+    return info
+
+
+def model_config_from_info(info):
+    """The model config dataclass stored in a parsed config.json.
+
+    Runs written before the RNN configs carried their data settings store
+    `max_length` / `tokens_per_batch` only under `data`; they are taken from there.
+    """
+    values = dict(info["model_config"])
+    for key in ("max_length", "tokens_per_batch"):
+        if key not in values and key in info.get("data", {}):
+            values[key] = info["data"][key]
+    return config_class(info["model"]).from_dict(values, ignore_unknown=True)
+
+
+def data_config_from_info(info):
+    """The `DataConfig` stored in a parsed config.json."""
+    return DataConfig.from_dict(info["data"], ignore_unknown=True)
+
+
+def run_record(model, model_config, data, training):
+    """The dict config.json holds (JSON types only)."""
+    return json.loads(json.dumps({"tfm_version": __version__, "format": FORMAT, "model": model,
+                                  "model_config": model_config.to_dict(), "data": data.to_dict(),
+                                  "training": training.to_dict()}))
+
+
+def _flatten(tree, prefix=""):
+    flat = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def config_differences(stored, requested):
+    """`["model_config.d_model: run has 64, now 128", ...]`: what a resume would change (empty = same run)."""
+    if stored.get("model") != requested.get("model"):
+        return [f"model: run has {stored.get('model')!r}, now {requested.get('model')!r}"]
+    normalised = {"model": stored["model"], "model_config": model_config_from_info(stored).to_dict(),
+                  "data": data_config_from_info(stored).to_dict()}
+    a = _flatten(json.loads(json.dumps(normalised)))
+    b = _flatten({k: requested.get(k) for k in ("model", "model_config", "data")})
+    return [f"{key}: run has {a.get(key)!r}, now {b.get(key)!r}"
+            for key in sorted(set(a) | set(b)) if key not in NOT_COMPARED and a.get(key) != b.get(key)]
+
+
+def validate_output_path(path, what="--output"):
+    """Raises NotADirectoryError when `path` is a file, a symbolic link loop or a link to nothing."""
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise NotADirectoryError(f"{what} {path!r} is a symbolic link to {os.readlink(path)!r}, which does "
+                                     "not exist; remove the link or create its target") from None
+        return
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise NotADirectoryError(f"{what} {path!r} is a symbolic link loop (it, or a folder above it, links "
+                                     "back to itself); remove the link or give another path") from None
+        raise
+    if not os.path.isdir(path):
+        raise NotADirectoryError(f"{what} {path!r} is a file, not a folder"
+                                 + (f" (give the run folder tfm train made, which holds {CONFIG_FILE})"
+                                    if what == "run folder" else ""))
+
+
+def validate_fresh_folder(run_dir):
+    """Raises unless `run_dir` is absent, empty, or holds only what a first session leaves before config.json.
+
+    Raises:
+        NotADirectoryError: a file, a symbolic link loop or a dangling link.
+        FileExistsError: a folder of other files, or a run whose config.json is gone (both named).
+    """
+    validate_output_path(run_dir)
+    if not os.path.exists(run_dir):
+        return
+    entries = [e for e in sorted(os.listdir(run_dir)) if not TEMPORARY.search(e) and e != LOCK_FILE]
+    made = [f"{e}/" if os.path.isdir(os.path.join(run_dir, e)) else e for e in entries if e in RUN_PRODUCTS]
+    foreign = [e for e in entries if e not in RUN_ENTRIES]
+    if made:
+        raise FileExistsError(
+            f"--output {run_dir!r} holds a tfm run ({', '.join(made)}) but its {CONFIG_FILE} is missing (deleted or "
+            f"moved): restore {CONFIG_FILE} from a copy of the run to resume it, or choose a new --output")
+    if foreign:
+        raise FileExistsError(
+            f"--output {run_dir!r} exists and is not a tfm run folder (no {CONFIG_FILE}; it holds "
+            f"{', '.join(foreign[:5])}{' ...' if len(foreign) > 5 else ''}); choose a new or empty folder")
+
+
+def remove_leftovers(run_dir):
+    """Removes what a first session killed before config.json was written left behind (tokenizer/, logs/)."""
+    if not os.path.isdir(run_dir):
+        return
+    for entry in (TOKENIZER_DIR, LOG_DIR):
+        shutil.rmtree(os.path.join(run_dir, entry), ignore_errors=True)
+    remove_temporaries(run_dir)
+
+
+def remove_temporaries(run_dir):
+    """Removes the `.tmpPID*` files and folders that writes cut short (killed, disk full) left in a run folder.
+
+    Only those of processes no longer running: a `tfm average` or `tfm evaluate` at work
+    beside a training keeps its own. Returns the paths removed.
+    """
+    removed = []
+    for folder in (run_dir, os.path.join(run_dir, CHECKPOINT_DIR), os.path.join(run_dir, BACKUP_DIR),
+                   os.path.join(run_dir, HYPS_DIR)):
+        if not os.path.isdir(folder):
+            continue
+        for entry in os.listdir(folder):
+            match = TEMPORARY.search(entry)
+            if match is None or _running(int(match.group(1) or match.group(2))):
+                continue
+            path = os.path.join(folder, entry)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(path)
+            removed.append(path)
+    if removed:
+        logger.info("removed %s, left by writes that were cut short", ", ".join(sorted(removed)))
+    return removed
+
+
+def _running(pid):
+    if pid == os.getpid():
+        return False  # this process writes nothing at the moment it cleans
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+# Writing files: whole or not at all (tfm.runs.atomic) -----------------------------------
+def make_folder(path):
+    """`os.makedirs(path, exist_ok=True)`, raising `WriteError` naming the folder."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except FileExistsError:
+        validate_output_path(path, "folder")
+        raise
+    except OSError as error:
+        raise WriteError(error.errno, error.strerror, error.filename or path) from None
+
+
+# One writer per run folder -------------------------------------------------------
+class RunInUseError(BlockingIOError):
+    """Another process holds the run folder's lock; the message names its PID."""
+
+    def __str__(self):
+        return self.strerror
+
+
+@contextlib.contextmanager
+def lock_run(folder, output=None):
+    """Holds `folder/.lock` (an exclusive `fcntl.flock`) while the block runs.
+
+    The lock file keeps the holder's PID, host and start time, so a second
+    `tfm train` on the same folder says who has it. The lock goes with the process
+    (a killed one holds nothing); the file stays. Where `fcntl` is missing (Windows)
+    nothing is locked.
+
+    Args:
+        output: the name the user gave (`--output`), for the message.
+
+    Raises:
+        RunInUseError: another process holds it.
+        WriteError: the lock file cannot be written (a read-only folder, a full disk).
+    """
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    make_folder(folder)
+    path = os.path.join(folder, LOCK_FILE)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as error:
+        raise WriteError(error.errno, error.strerror, path) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 1000, 0).decode("utf-8", "replace").strip() or "another process"
+            raise RunInUseError(errno.EWOULDBLOCK, f"{output or folder} is in use by {holder}; wait for it to "
+                                f"finish or pick another --output") from None
+        started = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"PID {os.getpid()} (started {started} on {socket.gethostname()})\n".encode(), 0)
+        except OSError as error:
+            raise WriteError(error.errno, error.strerror, path) from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+# Checkpoints -----------------------------------------------------------------
+def epoch_checkpoints(run_dir):
+    """`[(epoch, path)]` of `RUN/checkpoints/epoch_NNN.weights.h5`, oldest first (NNN = epochs finished)."""
+    folder = os.path.join(run_dir, CHECKPOINT_DIR)
+    if not os.path.isdir(folder):
+        return []
+    found = [(int(m.group(1)), os.path.join(folder, name))
+             for name in os.listdir(folder) if (m := EPOCH_CHECKPOINT.match(name))]
+    return sorted(found)
+
+
+def latest_checkpoint(run_dir):
+    """Path of the newest epoch checkpoint of a run (`RUN/checkpoints/epoch_NNN.weights.h5`), or None."""
+    found = epoch_checkpoints(run_dir)
+    return found[-1][1] if found else None
+
+
+def resolve_checkpoint(run_dir, checkpoint=None):
+    """The weights file `checkpoint` names in a run (see `load_run`), as a path.
+
+    Raises:
+        FileNotFoundError: naming what the checkpoint folder holds.
+    """
+    folder = os.path.join(run_dir, CHECKPOINT_DIR)
+    averaged = os.path.join(folder, AVERAGED)
+    if checkpoint is None:
+        if os.path.isfile(averaged):
+            _warn_if_stale(run_dir, averaged)
+            return averaged
+        checkpoint = "latest"
+    if checkpoint == "latest":
+        path = latest_checkpoint(run_dir)
+        if path is None:
+            raise FileNotFoundError(_no_checkpoint(run_dir, folder))
+        return path
+    if checkpoint == "averaged":
+        checkpoint = averaged
+    if isinstance(checkpoint, str) and checkpoint.isdigit() and not os.path.isfile(checkpoint):
+        checkpoint = int(checkpoint)  # `--checkpoint 3`: the epoch number, as from Python
+    if isinstance(checkpoint, int):
+        checkpoint = f"epoch_{checkpoint:03d}.weights.h5"
+    for path in (checkpoint, os.path.join(folder, checkpoint), os.path.join(folder, f"{checkpoint}.weights.h5")):
+        if os.path.isfile(path):
+            return path
+    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    raise FileNotFoundError(f"checkpoint {checkpoint!r} not found; {folder!r} holds {names}")
+
+
+def _no_checkpoint(run_dir, folder):
+    finished = len(read_rows(os.path.join(run_dir, HISTORY_FILE)))
+    if not finished:
+        return f"no checkpoint in {folder!r}: the run has not finished an epoch yet"
+    where = f"{folder!r} holds no epoch checkpoint" if os.path.isdir(folder) else f"{folder!r} is missing"
+    return (f"{where}, yet {HISTORY_FILE} records {finished} finished epoch{'' if finished == 1 else 's'}: the "
+            f"checkpoints were deleted or moved; put them back (epoch_NNN.weights.h5), or give a weights file "
+            f"with --checkpoint PATH")
+
+
+def _warn_if_stale(run_dir, averaged):
+    sidecar = averaged[: -len(".weights.h5")] + ".json"
+    try:
+        with open(sidecar) as f:
+            newest_averaged = max(json.load(f)["epochs"])
+    except (OSError, ValueError, KeyError):
+        return
+    found = epoch_checkpoints(run_dir)
+    if found and found[-1][0] > newest_averaged:
+        logger.warning("%s averages checkpoints up to epoch %d, but epoch %d exists; run tfm average again",
+                       averaged, newest_averaged, found[-1][0])
+
+
+def load_weights(model, path):
+    """`model.load_weights(path)`, with a message that names a damaged file instead of h5py's OSError.
+
+    Raises:
+        ValueError: the file is not a readable weights file (truncated, not HDF5, another model's).
+    """
+    try:
+        model.load_weights(path)
+    except (OSError, ValueError, KeyError) as error:
+        first = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+        raise ValueError(
+            f"cannot read the weights in {path}: {first}. The file is damaged (truncated or not a Keras "
+            f"weights file) or belongs to another model; choose another checkpoint with --checkpoint "
+            f"(e.g. latest, or an epoch number), or rerun tfm average") from None
+
+
+def build_float32_model(config):
+    """A model for `config` built in float32 whatever the global dtype policy (for files and averaging)."""
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("float32")
+    try:
+        return build_model(config)
+    finally:
+        keras.config.set_dtype_policy(previous)
+
+
+def load_tokenizer(run_dir, config):
+    """The run's `SubwordTokenizer`, checked against the model's vocabulary size."""
+    path = os.path.join(run_dir, TOKENIZER_DIR, MODEL_FILE)
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise ValueError(f"cannot read the tokenizer {path}: the file is empty (0 bytes), cut short when it was "
+                         f"written or copied; restore it from a copy of the run folder — a run cannot be used with "
+                         f"another tokenizer")
+    tokenizer = SubwordTokenizer.load(os.path.join(run_dir, TOKENIZER_DIR))
+    if tokenizer.vocab_size != config.vocab_size:
+        raise ValueError(f"{run_dir}: the tokenizer has {tokenizer.vocab_size} ids but the model "
+                         f"{config.vocab_size}; the run folder is damaged")
+    return tokenizer
+
+
+def load_run(run_dir, checkpoint=None):
+    """The model, tokenizer and settings of a run folder made by `train`.
+
+    Args:
+        run_dir: the run folder (`--output` of `tfm train`).
+        checkpoint: which weights. None: `checkpoints/averaged.weights.h5` when it
+            exists (`tfm average`; a warning says when newer epoch checkpoints exist),
+            else the latest epoch checkpoint. Also "averaged", "latest", an epoch
+            number (int), a file name in `RUN/checkpoints/`, or a path.
+
+    Returns:
+        `(model, tokenizer, run_info)`: the built `keras.Model` (current dtype policy)
+        with the weights loaded, the `SubwordTokenizer`, and the parsed config.json
+        plus `run_dir`, `checkpoint` (the path loaded) and `config` (the model config
+        dataclass, whose `beam_size`, `length_penalty`, `max_extra_length` and
+        `checkpoints_to_average` are the run's decoding and averaging defaults).
+
+    Raises:
+        FileNotFoundError: not a run folder, or no such checkpoint.
+        ValueError: another format version, or a damaged file (named).
+    """
+    run_dir = os.path.abspath(run_dir)
+    info = read_run_config(run_dir)
+    config = model_config_from_info(info)
+    tokenizer = load_tokenizer(run_dir, config)
+    path = resolve_checkpoint(run_dir, checkpoint)
+    model = build_model(config)
+    load_weights(model, path)
+    return model, tokenizer, {**info, "run_dir": run_dir, "checkpoint": path, "config": config}

@@ -1,0 +1,92 @@
+"""history.csv, a run's training log: one row per finished epoch, written whole or not at all.
+
+    RUN/history.csv    epoch (0-based, as Keras counts), loss, accuracy, val_*, learning_rate, iterations,
+                       epoch_seconds; columns in order of first appearance, `\\n` line ends
+
+`tfm.training.callbacks.HistoryCSV` writes it while training (a resumed run rewrites it up to the epoch it
+resumes from); `read_history` gives it to plots and notebooks, `format_history` as a text table.
+The rest of the run-folder contract is `tfm.runs`, which re-exports these names.
+"""
+
+import csv
+import io
+import os
+
+from tfm.runs.atomic import write_atomic
+
+HISTORY_FILE = "history.csv"
+
+
+def read_rows(path):
+    """The rows of a history.csv (dicts of str); rows without an integer epoch are skipped."""
+    if not os.path.isfile(path):
+        return []
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    good = []
+    for row in rows:
+        try:
+            int(row.get("epoch", ""))
+        except (TypeError, ValueError):
+            continue
+        good.append(row)
+    return good
+
+
+def write_rows(path, rows):
+    """Rewrites a history.csv whole or not at all; columns in order of first appearance, `\\n` line ends."""
+    columns = ["epoch"]
+    for row in rows:
+        columns += [key for key in row if key not in columns]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=columns, restval="", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, text.getvalue())
+
+
+def read_history(run_dir):
+    """`RUN/history.csv` as `{column: [value per epoch]}` (epoch as int, the rest float; missing = nan)."""
+    rows = read_rows(os.path.join(run_dir, HISTORY_FILE))
+    columns = []
+    for row in rows:
+        columns += [key for key in row if key not in columns]
+    history = {}
+    for column in columns:
+        if column == "epoch":
+            history[column] = [int(row["epoch"]) for row in rows]
+        else:
+            history[column] = [float(row[column]) if row.get(column) not in (None, "") else float("nan")
+                               for row in rows]
+    return history
+
+
+HISTORY_COLUMNS = ("epoch", "loss", "accuracy", "val_loss", "val_accuracy", "learning_rate")
+
+
+def format_history(history, columns=HISTORY_COLUMNS, every=1):
+    """A training log as a text table: the first epoch, every `every`-th and the last.
+
+    Args:
+        history: `read_history(run)`, or any `{column: [value per epoch]}` with an "epoch" column
+            (Keras' 0-based epoch index; the table counts epochs finished, from 1).
+        columns: the columns to show, in order; those the history lacks are left out.
+        every: show every `every`-th epoch (plus the first and the last), for long runs.
+
+    Returns:
+        The table as one string, a header line and one line per shown epoch (12 characters per column).
+
+    Example:
+        >>> print(format_history(read_history("runs/m30k"), every=5))
+               epoch          loss      accuracy ...
+    """
+    if every < 1:
+        raise ValueError(f"every={every!r}: expected a whole number >= 1")
+    shown = [c for c in columns if c in history]
+    count = len(history.get("epoch", []))
+    lines = ["  ".join(f"{c:>12s}" for c in shown)]
+    for i in range(count):
+        if i == 0 or i == count - 1 or i % every == every - 1:
+            values = [history[c][i] + 1 if c == "epoch" else history[c][i] for c in shown]
+            lines.append("  ".join(f"{v:12d}" if c == "epoch" else f"{v:12.4g}" for c, v in zip(shown, values)))
+    return "\n".join(lines)

@@ -1,0 +1,220 @@
+"""Where a run folder stands, and how a resumed session continues from it.
+
+    standing = resume.where_run_stands(run_dir, backup_dir)   # epochs done, from the backup or a checkpoint
+    initial_epoch = resume.restore_from_checkpoint(run_dir, standing.checkpoint, model, shadow)
+
+`tfm.training.train` asks this module what a run folder (`tfm.runs`) has finished
+before it trains. Two records say it: Keras' `BackupAndRestore` folder (`RUN/backup/`:
+weights, optimizer moments and step of the last finished epoch) and the epoch
+checkpoints (`RUN/checkpoints/epoch_NNN.weights.h5`, weights only). The backup is
+preferred; a damaged one is repaired from its older copy or set aside (never deleted),
+and a missing one falls back to the newest epoch checkpoint that reads in full, with
+fresh optimizer moments. Nothing is trusted for being there: a backup's weights must
+have the size and SHA-256 its metadata records (`tfm.training.callbacks.RunBackup` writes them
+last), or, written by Keras' own `BackupAndRestore`, every dataset must read; an epoch
+checkpoint must read in full. Only training reads this; inference needs `tfm.runs`
+alone.
+"""
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+from typing import NamedTuple
+
+import h5py
+
+from tfm.runs import folder as runs
+
+logger = logging.getLogger("tfm.runs.resume")
+
+BACKUP_WEIGHTS = "latest.weights.h5"  # BackupAndRestore's names inside RUN/backup/ (`*.bkp`: the older copy)
+BACKUP_METADATA = "training_metadata.json"
+
+
+class Standing(NamedTuple):
+    """What a run folder has finished, as `where_run_stands` reads it.
+
+    Attributes:
+        epochs: int. Epochs finished (0 for a fresh run).
+        from_backup: bool. The backup restores them (weights, moments and step);
+            otherwise a session continues from `checkpoint`.
+        checkpoint: `(epoch, path)` of the newest epoch checkpoint, or None.
+    """
+
+    epochs: int
+    from_backup: bool
+    checkpoint: tuple | None
+
+
+def weights_problem(path):
+    """Why a `.weights.h5` file cannot be trusted ("truncated: ..."), or None when every dataset in it reads.
+
+    Opening the file is not enough: a file cut short keeps a valid header, and Keras then
+    fails (or crashes) half-way through loading it.
+    """
+    try:
+        with h5py.File(path, "r") as f:
+            f.visititems(lambda name, item: item[()] if isinstance(item, h5py.Dataset) else None)
+    except Exception as error:  # h5py raises OSError, RuntimeError, KeyError ... for a damaged file
+        text = str(error).strip().splitlines()
+        return text[0][:160] if text else type(error).__name__
+    return None
+
+
+def _read_metadata(path):
+    try:
+        with open(path) as f:
+            metadata = json.load(f)
+        int(metadata["epoch"])
+        return metadata
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _newest_whole_state(backup_dir):
+    """`(epoch, weights path, metadata path)` of the newest state of a backup folder whose weights are whole,
+    or None.
+
+    A `RunBackup` metadata file names its weights by size and SHA-256 (whichever of
+    `latest.weights.h5` / `*.bkp` they are in after a cut-short write); a Keras one is paired
+    with the weights of the same suffix, which must read in full. The newest state is
+    checked first, so a whole backup costs one checksum.
+    """
+    weights = [os.path.join(backup_dir, BACKUP_WEIGHTS + suffix) for suffix in ("", ".bkp")]
+    weights = [path for path in weights if os.path.isfile(path)]
+    found = []
+    for suffix in ("", ".bkp"):
+        metadata_path = os.path.join(backup_dir, BACKUP_METADATA + suffix)
+        metadata = _read_metadata(metadata_path)
+        if metadata is not None:
+            found.append((int(metadata["epoch"]), suffix, metadata_path, metadata))
+    digests = {}
+    for epoch, suffix, metadata_path, metadata in sorted(found, key=lambda item: -item[0]):
+        record = metadata.get("weights")
+        if isinstance(record, dict):  # RunBackup's
+            for path in weights:
+                try:
+                    if os.path.getsize(path) != int(record["bytes"]):
+                        continue
+                    digests.setdefault(path, _sha256(path))
+                except (OSError, KeyError, TypeError, ValueError):
+                    continue
+                if digests[path] == record.get("sha256"):
+                    return epoch, path, metadata_path
+        else:  # Keras' BackupAndRestore's
+            path = os.path.join(backup_dir, BACKUP_WEIGHTS + suffix)
+            if path in weights and weights_problem(path) is None:
+                return epoch, path, metadata_path
+    return None
+
+
+def _describe(path):
+    """What is wrong with a backup's weights file: "is damaged (unreadable: ...)"."""
+    if not os.path.isfile(path):
+        return "is missing (a backup write was cut short)"
+    problem = weights_problem(path)
+    return (f"is damaged (unreadable: {problem})" if problem
+            else "is damaged (not the file its metadata describes: cut short or replaced)")
+
+
+def verify_backup(backup_dir):
+    """Epochs the backup will restore, after making sure what Keras loads is whole.
+
+    The newest state whose weights are whole wins; when it is not the latest one
+    (`latest.weights.h5` is damaged, or a write was cut short between renames), it is
+    renamed into place with a warning. When no state is whole, the folder is moved
+    aside (kept, renamed `backup.damaged`) so the run continues from its newest epoch
+    checkpoint.
+    """
+    if not os.path.isdir(backup_dir):
+        return 0
+    latest = os.path.join(backup_dir, BACKUP_WEIGHTS)
+    metadata = os.path.join(backup_dir, BACKUP_METADATA)
+    state = _newest_whole_state(backup_dir)
+    if state is None:
+        if not any(name.startswith((BACKUP_WEIGHTS, BACKUP_METADATA)) for name in os.listdir(backup_dir)):
+            return 0  # an empty folder: nothing was backed up yet
+        what, aside = _describe(latest), f"{backup_dir}.damaged"
+        shutil.rmtree(aside, ignore_errors=True)
+        os.replace(backup_dir, aside)
+        logger.warning("%s %s and has no whole older copy; moved it to %s and continuing from the "
+                       "newest epoch checkpoint", latest, what, aside)
+        return 0
+    epoch, path, metadata_path = state
+    if (path, metadata_path) != (latest, metadata):
+        logger.warning("%s %s; restoring the previous training state instead, of epoch %d (%s): "
+                       "epoch %d will be trained again and its checkpoint and history row replaced",
+                       latest, _describe(latest), epoch, path, epoch + 1)
+        if path != latest:
+            os.replace(path, latest)
+        if metadata_path != metadata:
+            os.replace(metadata_path, metadata)
+    return epoch
+
+
+def where_run_stands(run_dir, backup_dir):
+    """The `Standing` of an existing run folder: its backup's epochs (after `verify_backup`), else
+    those of its newest epoch checkpoint that reads in full (damaged newer ones are named)."""
+    found = runs.epoch_checkpoints(run_dir)
+    done = verify_backup(backup_dir)
+    if done > 0:
+        return Standing(done, True, found[-1] if found else None)
+    for epoch, path in reversed(found):
+        problem = weights_problem(path)
+        if problem is None:
+            return Standing(epoch, False, (epoch, path))
+        logger.warning("%s is damaged (%s); trying the checkpoint before it (this epoch will be trained again and "
+                       "the file replaced)", path, problem)
+    return Standing(0, False, None)
+
+
+def restore_from_checkpoint(run_dir, checkpoint, model, shadow):
+    """The backup is gone (deleted or damaged) but epoch checkpoints exist: continue from the newest.
+
+    The weights come from the checkpoint (read through the float32 `shadow`); Adam's
+    moments restart, and the step counter is set from history.csv so the
+    learning-rate schedule continues.
+
+    Args:
+        checkpoint: `(epoch, path)`, e.g. `Standing.checkpoint`.
+
+    Returns:
+        int: the epoch to start at (`model.fit`'s `initial_epoch`).
+    """
+    epoch, path = checkpoint
+    runs.load_weights(shadow, path)
+    model.set_weights(shadow.get_weights())
+    rows = [row for row in runs.read_rows(os.path.join(run_dir, runs.HISTORY_FILE)) if int(row["epoch"]) == epoch - 1]
+    iterations = int(float(rows[-1]["iterations"])) if rows and rows[-1].get("iterations") else 0
+    model.optimizer.iterations.assign(iterations)
+    logger.warning("no training state in %s: continuing from %s with fresh optimizer moments at step %d",
+                   os.path.join(run_dir, runs.BACKUP_DIR), os.path.basename(path), iterations)
+    return epoch
+
+
+def stream_seed(seed, done_before):
+    """The shuffle and dropout seed of a session that starts after `done_before` epochs.
+
+    A resumed run draws new shuffles and dropout masks. Reseeded with `seed` alone, it would
+    replay the first epochs' batches with the same masks (the dropout streams are not in the
+    backup), which the model has fitted already: training loss drops, regularisation weakens.
+    """
+    return (seed * 1_000_003 + done_before) % (2**31 - 1) if done_before else seed
+
+
+def epochs_on_disk(run_dir):
+    """Epochs a run has finished according to its files: the newest epoch checkpoint, else history.csv."""
+    found = runs.epoch_checkpoints(run_dir)
+    if found:
+        return found[-1][0]
+    return len(runs.read_rows(os.path.join(run_dir, runs.HISTORY_FILE)))

@@ -1,0 +1,94 @@
+"""Checkpoint averaging (Vaswani et al., 2017, §6.1).
+
+    tfm average --run runs/m30k                 # the run's checkpoints_to_average (5 base, 20 big)
+    tfm.training.averaging.average_checkpoints("runs/m30k", last=5)
+
+"For the base models, we used a single model obtained by averaging the last 5
+checkpoints, which were written at 10-minute intervals. For the big models, we
+averaged the last 20 checkpoints." tfm writes one checkpoint per epoch.
+"""
+
+import logging
+import os
+
+import numpy as np
+
+from tfm.runs import folder as runs
+
+logger = logging.getLogger("tfm.training.averaging")
+
+
+def average_checkpoints(run_dir, last=None, output=None, epochs=None):
+    """Averages the weights of the last `last` epoch checkpoints (§6.1), or of the `epochs` named.
+
+    Args:
+        run_dir: the run folder.
+        last: int or None. How many of the newest `epoch_NNN.weights.h5` to average.
+            None: the run config's `checkpoints_to_average` (5 base, 20 big), or every
+            checkpoint there is when the run has fewer (a warning says so).
+        output: str or None. Where to write; defaults to
+            `RUN/checkpoints/averaged.weights.h5` (what `load_run` prefers). A
+            `.json` beside it lists the epochs averaged.
+        epochs: list of int or None. Average these epochs' checkpoints instead of the
+            last ones (e.g. the best on validation); `last` must then be None.
+
+    Returns:
+        str: the path written.
+
+    Raises:
+        ValueError: `last` asks for more checkpoints than the run has (says how many),
+            or a checkpoint is damaged (named).
+        tfm.runs.WriteError: `output` cannot be written (named, with the cause); a file
+            already there is kept as it was.
+    """
+    run_dir = os.path.abspath(run_dir)
+    info = runs.read_run_config(run_dir)
+    config = runs.model_config_from_info(info)
+    found = runs.epoch_checkpoints(run_dir)
+    folder = os.path.join(run_dir, runs.CHECKPOINT_DIR)
+    if epochs is not None:
+        if last is not None:
+            raise ValueError(f"last={last} and epochs={list(epochs)}: give one of them")
+        on_disk = dict(found)
+        missing = sorted(set(int(e) for e in epochs) - set(on_disk))
+        if missing or not epochs:
+            raise ValueError(f"epochs={list(epochs)}: {folder} has no checkpoint of epoch(s) {missing}; "
+                             f"it has {sorted(on_disk)}" if missing else "epochs=[]: name at least one epoch")
+        found = [(epoch, on_disk[epoch]) for epoch in sorted(set(int(e) for e in epochs))]
+        last = len(found)
+    if last is None:
+        last = int(config.checkpoints_to_average)
+        if 0 < len(found) < last:
+            logger.warning("the run config averages %d checkpoints but %s has %d: averaging those %d",
+                           last, folder, len(found), len(found))
+            last = len(found)
+    if int(last) < 1:
+        raise ValueError(f"last={last}: average at least 1 checkpoint")
+    if len(found) < last:
+        keep = info.get("training", {}).get("keep_checkpoints")
+        raise ValueError(
+            f"cannot average the last {last} checkpoints: {folder} has {len(found)}"
+            f"{' (' + ', '.join(os.path.basename(p) for _, p in found) + ')' if found else ''}; "
+            f"train more epochs or ask for --last {max(len(found), 1)}"
+            + (f" (the run keeps its last {keep})" if keep and keep < last else ""))
+    output = output or os.path.join(folder, runs.AVERAGED)
+    if not str(output).endswith(".weights.h5"):
+        raise ValueError(f"output={output!r}: the file name must end in .weights.h5")
+    chosen = found[-int(last):]
+    model = runs.build_float32_model(config)
+    total = None
+    for _, path in chosen:
+        runs.load_weights(model, path)
+        weights = model.get_weights()
+        if total is None:
+            total = [w.astype(np.float64) if np.issubdtype(w.dtype, np.floating) else w for w in weights]
+        else:
+            total = [t + w if np.issubdtype(w.dtype, np.floating) else w for t, w in zip(total, weights)]
+    model.set_weights([t / len(chosen) if np.issubdtype(t.dtype, np.floating) else t for t in total])
+    runs.make_folder(os.path.dirname(os.path.abspath(output)))
+    runs.save_weights(model, output)
+    runs.write_json_atomic(str(output)[: -len(".weights.h5")] + ".json",
+                           {"epochs": [epoch for epoch, _ in chosen],
+                            "checkpoints": [os.path.basename(p) for _, p in chosen]})
+    logger.info("averaged %s into %s", ", ".join(os.path.basename(p) for _, p in chosen), output)
+    return output

@@ -1,0 +1,224 @@
+"""Keras callbacks of a run folder: history.csv, epoch checkpoints, a NaN guard, the training backup.
+
+`tfm.training.train` adds them to `model.fit` in this order, `RunBackup` last (so a
+kill between callbacks repeats an epoch rather than losing its row or checkpoint).
+Every file is written whole or not at all (`tfm.runs.write_atomic`). `TrainingBudget` is for the caller:
+it stops training once a time budget is spent (the CPU recipes' "90 minutes of training").
+"""
+
+import hashlib
+import json
+import os
+import time
+
+import keras
+import numpy as np
+
+from tfm.runs import folder as runs
+
+_clock = time.perf_counter  # TrainingBudget's clock (a test gives it a fake one)
+_cpu_clock = time.process_time  # this process' CPU seconds, all threads (a test gives it a fake one)
+
+
+class HistoryCSV(keras.callbacks.Callback):
+    """`CSVLogger` for resumable runs: one row per finished epoch in `history.csv`.
+
+    When a resumed `fit` starts at epoch `e`, rows of epochs `>= e` (an epoch that
+    ended in the file but not in the backup) are dropped first, so the epochs stay
+    0..N-1 with no gap and no duplicate. The file is rewritten atomically each
+    epoch; besides the logs it records `learning_rate`, `iterations` (optimizer
+    steps so far) and `epoch_seconds`.
+
+    Args:
+        path: str. The CSV file.
+    """
+
+    def __init__(self, path):
+        super().__init__()
+        self.path = path
+        self._rows = None
+        self._start = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if self._rows is None:
+            rows = runs.read_rows(self.path)
+            self._rows = [row for row in rows if int(row["epoch"]) < epoch]
+            if len(self._rows) != len(rows):
+                runs.write_rows(self.path, self._rows)
+        self._start = time.time()
+
+    def on_epoch_end(self, epoch, logs=None):
+        row = {"epoch": epoch}
+        row.update({key: float(value) for key, value in (logs or {}).items()})
+        optimizer = self.model.optimizer
+        row["learning_rate"] = float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+        row["iterations"] = int(keras.ops.convert_to_numpy(optimizer.iterations))
+        row["epoch_seconds"] = round(time.time() - self._start, 3)
+        self._rows.append(row)
+        runs.write_rows(self.path, self._rows)
+
+
+class EpochCheckpoint(keras.callbacks.Callback):
+    """Saves the model weights (no optimizer state) as `epoch_NNN.weights.h5` after each epoch; keeps the last K.
+
+    NNN is the number of finished epochs (epoch_001 after the first). Files are
+    written whole or not at all (`tfm.runs.save_weights`), so a killed run or a full
+    disk never leaves half a checkpoint.
+
+    Args:
+        folder: str. `RUN/checkpoints`.
+        keep: int. Checkpoints to keep (>= 1).
+        shadow: a plain float32 copy of the model that does the saving, which keeps
+            optimizer state and mixed-precision casts out of the files.
+    """
+
+    def __init__(self, folder, keep, shadow):
+        super().__init__()
+        if int(keep) < 1:
+            raise ValueError(f"keep_checkpoints={keep}: keep at least 1")
+        self.folder = folder
+        self.keep = int(keep)
+        self.shadow = shadow
+
+    def on_epoch_end(self, epoch, logs=None):
+        runs.make_folder(self.folder)
+        self.shadow.set_weights(self.model.get_weights())
+        runs.save_weights(self.shadow, os.path.join(self.folder, f"epoch_{epoch + 1:03d}.weights.h5"))
+        for _, old in runs.epoch_checkpoints(os.path.dirname(self.folder))[: -self.keep]:
+            os.remove(old)
+
+
+class RunBackup(keras.callbacks.BackupAndRestore):
+    """Keras' `BackupAndRestore` (`RUN/backup/`: weights, optimizer moments and step), written whole or not at all.
+
+    Keras overwrites `latest.weights.h5` in place, so a full disk, a file-size limit or a
+    kill during the write left half a file whose header still passed for whole, which the
+    next session loaded (and crashed on). Here, at the end of each epoch:
+
+    1. the older copy (`*.bkp`) is dropped, so the disk holds at most two backups;
+    2. the weights are built in memory and written to a temporary file, fsynced;
+    3. the current pair is renamed to `*.bkp`, the new file renamed into place;
+    4. `training_metadata.json` is written last, with the size and SHA-256 of its weights.
+
+    A failure at any step leaves a pair whose metadata matches its weights, which
+    `tfm.runs.resume.verify_backup` finds (and names) before Keras restores it.
+
+    Args:
+        backup_dir: str. `RUN/backup`, or a non-chief worker's own folder.
+    """
+
+    def __init__(self, backup_dir):
+        super().__init__(backup_dir, double_checkpoint=True, delete_checkpoint=False)
+
+    def _save_model(self):
+        runs.make_folder(self.backup_dir)
+        latest, metadata = self._weights_path, self._training_metadata_path
+        previous, previous_metadata = self._prev_weights_path, self._prev_training_metadata_path
+        for path in (previous, previous_metadata):
+            if os.path.exists(path):
+                os.remove(path)
+        data = runs.weights_bytes(self.model)
+
+        def keep_previous():
+            for path, older in ((latest, previous), (metadata, previous_metadata)):
+                if os.path.exists(path):
+                    os.replace(path, older)
+
+        runs.write_atomic(latest, data, before_replace=keep_previous)
+        record = {"epoch": self._current_epoch, "batch": self._last_batch_seen,
+                  "weights": {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}}
+        runs.write_atomic(metadata, json.dumps(record))
+
+
+class NaNGuard(keras.callbacks.TerminateOnNaN):
+    """`TerminateOnNaN` that raises `FloatingPointError` with what to try.
+
+    Raising (instead of stopping gracefully) skips the epoch-end callbacks, so the
+    backup, the checkpoints and history.csv keep the last finished epoch.
+    """
+
+    def __init__(self):
+        super().__init__(raise_error=True)
+        self._epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not np.isfinite(float(loss)):
+            raise FloatingPointError(
+                f"the training loss became {float(loss)} at batch {batch} of epoch {self._epoch}; training stopped "
+                "and the run folder keeps the last finished epoch. Try, in a new --output folder, a smaller learning "
+                "rate (--set learning_rate_scale=0.5), a longer warm-up (--set warmup_steps=8000) or a smaller "
+                "--tokens-per-batch; or rerun this command without --mixed-precision / --xla, which resumes the run")
+
+
+class TrainingBudget(keras.callbacks.Callback):
+    """Stops `fit` at the end of the first epoch that brings the training time to `seconds`.
+
+    Only time inside epochs counts, from each epoch's start to this callback's epoch end (the run's own
+    checkpoint and history writes included), not what `on_epoch` does after it (e.g. a validation
+    score): recipes are compared by what their training costs. An epoch is never cut short, so a run
+    stopped by its budget ends on an epoch checkpoint and can be averaged or resumed like any other.
+
+    Args:
+        seconds: float > 0. The training time after which no new epoch starts.
+        on_epoch: callable `(epoch, spent, logs)` or None, called at each epoch's end once `spent`
+            (training seconds so far) is updated: a progress line, a validation score.
+
+    Attributes:
+        spent: float. Training seconds so far (0 before `fit`).
+        epochs: int. Epochs finished under this callback.
+        epoch_seconds: list of `(wall, cpu)` per finished epoch: its training seconds and the CPU
+            seconds this process used in them (all threads). The budget counts wall time, so an epoch
+            whose CPU share fell far below the others' spent part of it idle (`stalled_epochs`).
+
+    Example:
+        >>> budget = TrainingBudget(900)                   # model.fit(..., callbacks=[budget]) or
+        >>> budget.seconds, budget.spent, budget.epochs    # tfm.training.train(..., callbacks=[budget])
+        (900.0, 0.0, 0)
+        >>> TrainingBudget(0)
+        Traceback (most recent call last):
+        ValueError: seconds=0 must be a positive number of training seconds
+    """
+
+    def __init__(self, seconds, on_epoch=None):
+        super().__init__()
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+            raise ValueError(f"seconds={seconds!r} must be a positive number of training seconds")
+        self.seconds, self.on_epoch = float(seconds), on_epoch
+        self.spent, self.epochs, self._start, self.epoch_seconds = 0.0, 0, None, []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start = (_clock(), _cpu_clock())
+
+    def on_epoch_end(self, epoch, logs=None):
+        wall, cpu = _clock() - self._start[0], _cpu_clock() - self._start[1]
+        self.epoch_seconds.append((wall, cpu))
+        self.spent += wall
+        self.epochs += 1
+        if self.on_epoch is not None:
+            self.on_epoch(epoch, self.spent, logs or {})
+        if self.spent >= self.seconds:
+            self.model.stop_training = True
+
+    def stalled_epochs(self, fraction=0.75):
+        """Indices of the epochs in which this process got less than `fraction` of its best epoch's CPU share
+        (CPU seconds per wall second): epochs in which it sat idle part of the time, whose wall time the
+        budget counted all the same. Another job or a paused VM can cause it, and so can a wait inside
+        TensorFlow: before tfm's batches ran without tf.data autotuning, deleting the last epoch's iterator
+        could wait up to 60 s (`tfm.data.batching._prefetched`). The best epoch, not the median, is the
+        yardstick, so that a run stalled more often than not still shows it. Empty with fewer than 3 epochs.
+
+        Example:
+            >>> budget = TrainingBudget(900)
+            >>> budget.epoch_seconds = [(75, 148), (76, 150), (140, 152), (74, 147)]   # epoch 2: 64 s stalled
+            >>> budget.stalled_epochs()
+            [2]
+        """
+        shares = [cpu / wall if wall > 0 else 0.0 for wall, cpu in self.epoch_seconds]
+        if len(shares) < 3:
+            return []
+        best = max(shares)
+        return [i for i, share in enumerate(shares) if share < fraction * best]
