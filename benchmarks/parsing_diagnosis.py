@@ -114,7 +114,7 @@ def measure(model, tokenizer, sources, targets, swap_sources, train_targets, lea
     trigram = trigram_cross_entropy(train_ids, label_ids, tokenizer.vocab_size)
 
     # Cross-attention on the k-th word while writing the k-th XX.
-    weights = model.attention_scores(src, tgt_in)["cross_attention"]  # per layer (B, N, T, S)
+    weights = model.attention_weights(src, tgt_in)["cross_attention"]  # per layer (B, N, T, S)
     source_pieces = tokenizer.id_to_token(src).numpy()
     layers = []
     for layer, w in enumerate(weights):
@@ -133,7 +133,7 @@ def measure(model, tokenizer, sources, targets, swap_sources, train_targets, lea
                        "best_head": round(float(on_word.mean(0).max()), 4),
                        "uniform": round(float(np.mean(uniform)), 4)})
     # Does the encoder still tell positions apart? Spread of its output across a sentence's positions.
-    memory, memory_mask = model.encode(src)
+    memory, memory_mask = model.encoder_output(src)
     memory, keep = tf.cast(memory, tf.float32).numpy(), memory_mask.numpy().astype(bool)
     spread = float(np.mean([memory[b][keep[b]].std(0).mean() for b in range(memory.shape[0])]))
     return {"by_token": rows, "trigram_loss": round(trigram, 4), "cross_attention_on_word_k": layers,

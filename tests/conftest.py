@@ -145,3 +145,16 @@ def finished_run(tmp_path_factory):
     run_dir = str(tmp_path_factory.mktemp("finished") / "run")
     train(TransformerConfig.tiny(**SMALL), output=run_dir, epochs=2, keep_checkpoints=5, **RUN)
     return run_dir
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a network connection fails the test (the data and treebank tests read caches only)."""
+    import socket
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network access attempted: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)

@@ -1,4 +1,5 @@
-"""`run_layer_test`: the checks every tfm layer must pass (see STYLE.md, "Tests").
+"""`run_layer_test`: the checks every tfm layer must pass; each `tests/layers/test_<layer>.py` calls it once
+per layer, beside reference numbers worked by hand or with a few lines of NumPy.
 
 One call runs: config round trip, an eager call and a symbolic one (a functional model on
 `keras.Input`s) with the weight counts each build leaves and the same output from both routes

@@ -89,7 +89,7 @@ _EXPORTS = {
 # The paper's building blocks (tfm.layers).
 _LAYERS = ("Attention", "AttentionScore", "BahdanauAttention", "Decoder", "DecoderLayer", "Encoder", "EncoderLayer",
            "FeedForward", "LuongAttention", "MultiHeadAttention", "PositionalEmbedding", "PositionalEncoding",
-           "RNNDecoder", "RNNEncoder", "SharedEmbedding", "TokenDropout", "attention_weights", "masked_softmax",
+           "RNNDecoder", "RNNEncoder", "TokenDropout", "TokenEmbedding", "attention_weights", "masked_softmax",
            "positional_encoding", "scaled_dot_product_attention")
 _EXPORTS.update({name: "tfm.layers" for name in _LAYERS})
 # The public subpackages, reachable as `tfm.<name>` without an import (`tfm.cli` is the command, not an API).
@@ -99,6 +99,5 @@ _SUBPACKAGES = ("config", "data", "decoding", "exercises", "layers", "models", "
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
 from tfm._lazy import lazy_attributes as _lazy_attributes  # noqa: E402  (after the environment defaults above)
-
 
 __getattr__, __dir__ = _lazy_attributes(__name__, _EXPORTS, _SUBPACKAGES)

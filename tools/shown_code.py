@@ -68,7 +68,7 @@ def refresh(notebook):
 
     namespace = {}
     imports = [line for cell in notebook["cells"] if cell["cell_type"] == "code"
-               for line in _text(cell["source"]).splitlines() if re.match(r"(import tfm|from tfm[\w.]* import )", line)]
+               for line in _text(cell["source"]).splitlines() if re.match(r"(import tfm|from tfm[\w.]* import |import importlib$)", line)]
     exec("\n".join(imports), namespace)  # noqa: S102 - the notebook's own import lines
     formatter = DisplayFormatter()
     source_text = package_text()

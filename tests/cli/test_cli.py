@@ -12,17 +12,17 @@ import sys
 import numpy as np
 import pytest
 
-from tfm import cli
+from tfm.cli import commands as cli
 from tfm.decoding import evaluation
 from tfm.config import TransformerConfig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 SUBCOMMANDS = list(cli.COMMANDS)
 
 HELP_PROBE = """
 import sys
-from tfm import cli
+from tfm.cli import commands as cli
 for argv in [["--help"]] + [[name, "--help"] for name in cli.COMMANDS]:
     try:
         cli.main(argv)
@@ -75,7 +75,7 @@ def test_bad_flag_values_are_refused_by_name(argv, flag, capsys):
 def run(tmp_path_factory):
     import keras
 
-    from tfm import runs
+    from tfm.runs import folder as runs
     from tfm.config import DataConfig, TrainingConfig, TransformerConfig
     from tfm.data import number_words_pairs, train_tokenizer
     from tfm.models import build_model
@@ -101,7 +101,7 @@ def run(tmp_path_factory):
 
 
 def test_export_takes_beam_and_alpha_from_the_run_unless_a_flag_overrides(run, tmp_path, capsys):
-    from tfm.serving.saved_model import METADATA_FILE
+    from tfm.serving.metadata import METADATA_FILE
 
     assert cli.main(["export", "--run", run, "--output", str(tmp_path / "a" / "1")]) == 0
     with open(tmp_path / "a" / "1" / METADATA_FILE) as f:
@@ -137,7 +137,7 @@ def test_evaluate_takes_beam_and_alpha_from_the_run_and_keeps_an_earlier_evaluat
 
 def test_average_defaults_to_the_runs_checkpoints_to_average(run, tmp_path, capsys, caplog):
     """The run averages 3 but has 2: the default averages the 2 there are (and says so); --last 3 is refused."""
-    from tfm import runs
+    from tfm.runs import folder as runs
 
     output = str(tmp_path / "avg.weights.h5")
     assert cli.main(["average", "--run", run, "--output", output]) == 0
@@ -261,7 +261,7 @@ def fake_run(tmp_path, monkeypatch, tiny_transformer, number_tokenizer):
     model, tokenizer = tiny_transformer, number_tokenizer
     info = {"run_dir": str(tmp_path), "checkpoint": None,
             "data": {"dataset": "numbers", "source_lang": None, "target_lang": None, "data_dir": None}}
-    monkeypatch.setattr(tfm.runs, "load_run", lambda run_dir, checkpoint=None: (model, tokenizer, info))
+    monkeypatch.setattr(tfm.runs.folder, "load_run", lambda run_dir, checkpoint=None: (model, tokenizer, info))
     return tmp_path
 
 

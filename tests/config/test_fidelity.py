@@ -9,7 +9,7 @@ import pytest
 from tfm.config import fidelity
 from tfm.config import TransformerConfig
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, "docs", "paper_fidelity.md")
 
 
@@ -65,7 +65,7 @@ def test_rows_read_the_live_code():
         code = _row(table, field, "base").code
         assert code == (base.head_key_dim if field == "key_dim" else
                         base.head_value_dim if field == "value_dim" else getattr(base, field))
-    from tfm.decoding.search import beam_search
+    from tfm.decoding.search_entry import beam_search
     import inspect
 
     defaults = inspect.signature(beam_search).parameters
@@ -91,7 +91,7 @@ def test_conventions_described_are_the_code():
     import tensorflow as tf
 
     import tfm
-    from tfm.decoding.search import length_penalty
+    from tfm.decoding.search_entry import length_penalty
 
     eps, vocab, reference = 0.1, 7, 2
     logits = tf.Variable(tf.zeros((1, 1, vocab)))

@@ -2,20 +2,8 @@
 
 import gzip
 import os
-import socket
 
 import pytest
-
-@pytest.fixture
-def no_network(monkeypatch):
-    """Any attempt to open a network connection fails the test."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(f"network access attempted: {args}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
 
 
 @pytest.fixture(scope="session")

@@ -34,9 +34,9 @@ def as_arrays(batches):
 
 @pytest.fixture(scope="module")
 def bucketed(pairs, synthetic_tokenizer):
-    dataset, report = batching.bucket_by_token_budget(pairs, synthetic_tokenizer, tokens_per_batch=BUDGET,
-                                                      max_length=MAX_LENGTH, return_report=True)
-    return as_arrays(dataset), report
+    dataset = batching.bucket_by_token_budget(pairs, synthetic_tokenizer, tokens_per_batch=BUDGET,
+                                              max_length=MAX_LENGTH)
+    return as_arrays(dataset), batching.length_report(pairs, synthetic_tokenizer, MAX_LENGTH)
 
 
 def expected_pairs(texts, tokenizer):
@@ -123,8 +123,8 @@ def test_shuffle_is_seeded(pairs, synthetic_tokenizer):
 
 
 def test_fixed_length_padding(pairs, synthetic_tokenizer, bucketed):
-    dataset, report = batching.pad_to_fixed_length(pairs, synthetic_tokenizer, batch_size=32,
-                                                    max_length=MAX_LENGTH, return_report=True)
+    dataset = batching.pad_to_fixed_length(pairs, synthetic_tokenizer, batch_size=32, max_length=MAX_LENGTH)
+    report = batching.length_report(pairs, synthetic_tokenizer, MAX_LENGTH)
     batches = as_arrays(dataset)
     assert all(s.shape == ti.shape == to.shape == (32, MAX_LENGTH) for (s, ti), to in batches[:-1])
     assert sum(s.shape[0] for (s, _), _ in batches) == report.kept == bucketed[1].kept
@@ -169,3 +169,15 @@ def test_multi30k_padding_bucketed_vs_fixed(multi30k_dir, multi30k_tokenizer):
     print(f"Multi30k en-de padding: bucketed {bucketed_fraction:.1%}, fixed-length {fixed_fraction:.1%}")
     assert bucketed_fraction < 0.15
     assert fixed_fraction > 0.30
+
+
+def test_every_data_function_has_one_return_contract():
+    """No public function of tfm.data picks its return type by a flag: the summary and the report have their
+    own functions (`load_parallel_files_with_summary`, `load_multi30k_with_summary`, `length_report`)."""
+    import inspect
+
+    import tfm.data
+
+    flagged = {name: [p for p in inspect.signature(obj).parameters if p.startswith("return_")]
+               for name, obj in vars(tfm.data).items() if inspect.isfunction(obj) and not name.startswith("_")}
+    assert not {name: params for name, params in flagged.items() if params}

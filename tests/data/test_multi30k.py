@@ -11,7 +11,7 @@ EXPECTED_SIZES = {"train": 29_000, "validation": 1_014, "test": 1_000}
 
 def test_reads_the_preplaced_cache_without_network(multi30k_dir, no_network):
     for split, size in EXPECTED_SIZES.items():
-        dataset, summary = multi30k.load_multi30k(split, "en", "de", data_dir=multi30k_dir, return_summary=True)
+        dataset, summary = multi30k.load_multi30k_with_summary(split, "en", "de", data_dir=multi30k_dir)
         assert (summary.num_lines, summary.num_pairs) == (size, size)
         assert summary.source_path == os.path.join(multi30k_dir, "multi30k", f"{multi30k.SPLIT_FILES[split]}.en.gz")
     first = next(iter(multi30k.load_multi30k("train", "de", "fr", data_dir=multi30k_dir)))

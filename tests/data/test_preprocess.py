@@ -92,7 +92,7 @@ def test_translate_command_prepares_the_input_and_detokenizes_the_output(monkeyp
 
     # The echo "translates" English into English, so the English detokenizer applies.
     info = {"data": {"dataset": "multi30k", "source_lang": "en", "target_lang": "en", "preprocess": "moses_lc"}}
-    monkeypatch.setattr(tfm.runs, "load_run", lambda run, checkpoint=None: (None, None, info))
+    monkeypatch.setattr(tfm.runs.folder, "load_run", lambda run, checkpoint=None: (None, None, info))
     monkeypatch.setattr(tfm.decoding, "Translator", EchoTranslator)
     assert cli.main(["translate", "--run", str(tmp_path), "A Dog's toy, here."]) == 0
     assert EchoTranslator.seen == ["a dog 's toy , here ."]

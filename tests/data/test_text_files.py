@@ -4,7 +4,7 @@ import logging
 import pytest
 import tensorflow as tf
 
-from tfm.data.text_files import load_parallel_files, read_parallel_files
+from tfm.data.text_files import load_parallel_files, load_parallel_files_with_summary, read_parallel_files
 
 
 def write(path, data, compress=False):
@@ -21,11 +21,13 @@ def write(path, data, compress=False):
 def test_plain_and_gzip_read_the_same_pairs(tmp_path, compress):
     src = write(tmp_path / "a.de", "Ein Hund.\n  Zwei Katzen. \r\nDrei Vögel.", compress)
     tgt = write(tmp_path / "a.en", "A dog.\nTwo cats.\r\nThree birds.\n", compress)
-    dataset, summary = load_parallel_files(src, tgt, return_summary=True)
+    dataset, summary = load_parallel_files_with_summary(src, tgt)
     pairs = [(s.decode(), t.decode()) for s, t in dataset.as_numpy_iterator()]
     assert pairs == [("Ein Hund.", "A dog."), ("Zwei Katzen.", "Two cats."), ("Drei Vögel.", "Three birds.")]
     assert (summary.num_lines, summary.num_pairs, summary.skipped) == (3, 3, 0)
     assert [s.dtype for s in dataset.element_spec] == [tf.string, tf.string]
+    assert [tuple(p) for p in load_parallel_files(src, tgt).as_numpy_iterator()] == [
+        tuple(p) for p in dataset.as_numpy_iterator()]
 
 
 def test_gzip_is_recognised_by_content_not_name(tmp_path):

@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 
 import tfm.runs
-from tfm import cli
+from tfm.cli import commands as cli
 from tfm.decoding import input_rule
 from tfm.serving import saved_model as tfm_export
 from tfm.decoding import Translator
@@ -92,7 +92,7 @@ def test_the_python_rule_needs_no_tensorflow():
     probe = ("import sys, tfm.decoding.input_rule, tfm.serving.ctranslate2\n"
              "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
@@ -114,7 +114,7 @@ def expected(translator):
 def serve(tmp_path_factory, tiny_transformer, number_tokenizer):
     """serving_default of one greedy export, shared by this module's cases."""
     path = str(tmp_path_factory.mktemp("rule") / "translator" / "1")
-    tfm_export.export((tiny_transformer, number_tokenizer), path, beam_size=1)
+    tfm_export.export_saved_model((tiny_transformer, number_tokenizer), path, beam_size=1)
     return tf.saved_model.load(path).signatures["serving_default"]
 
 
@@ -136,7 +136,7 @@ def test_saved_model_translates_each_case_as_its_clean_form(serve, expected):
 @pytest.fixture
 def cli_run(monkeypatch, tiny_transformer, number_tokenizer):
     """`tfm translate --run RUN` answered by this module's model (a run without preprocessing)."""
-    monkeypatch.setattr(tfm.runs, "load_run", lambda run, checkpoint=None: (tiny_transformer, number_tokenizer,
+    monkeypatch.setattr(tfm.runs.folder, "load_run", lambda run, checkpoint=None: (tiny_transformer, number_tokenizer,
                                                                            {"run_dir": run, "data": {}}))
     return ["translate", "--run", "RUN", "--beam-size", "1"]
 

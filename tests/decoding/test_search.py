@@ -47,14 +47,15 @@ def _teacher_forced_logits(model, sources, sequences):
 
 
 def _cached_logits(model, sources, sequences, steps):
-    """The cached decoder replayed along `sequences`: `Decodable.start` / `step` (growing caches, shared
-    memory, as the search runs them), fed START + `sequences`; float64 `(B, steps, V)`."""
+    """The cached decoder replayed along `sequences`: `Decodable.start` / `step` (growing caches, as the
+    search runs them), fed START + `sequences`; float64 `(B, steps, V)`."""
     decodable = decoding.as_decodable(model)
     fed = tf.constant(np.concatenate([np.full((len(sequences), 1), START_ID), sequences], 1), tf.int32)
-    static, dynamic = decodable.start(tf.constant(sources, tf.int32), None)
+    state = decodable.start(tf.constant(sources, tf.int32), None)
+    assert isinstance(state, decoding.DecodingState)
     rows = []
     for index in range(steps):
-        logits, dynamic = decodable.step(fed, index, static, dynamic)
+        logits, state = decodable.step(fed, index, state)
         rows.append(np.asarray(logits, np.float64))
     return np.stack(rows, 1)
 
@@ -93,7 +94,7 @@ A, B, C, D = 4, 5, 6, 7
 
 
 class Bigram(decoding.Decodable):
-    """A `Decodable` (`start`, `step`, `vocab_size`, limits) over a fixed bigram table."""
+    """A `Decodable` (`step`, `vocab_size`, limits; the default `start`) over a fixed bigram table."""
 
     vocab_size = 8
     max_source_length = None
@@ -108,12 +109,9 @@ class Bigram(decoding.Decodable):
         with np.errstate(divide="ignore"):
             self.logits = tf.constant(np.where(probs > 0, np.log(np.maximum(probs, 1e-30)), -1e9), tf.float32)
 
-    def start(self, source_ids, max_steps, use_cache=True):
-        return {"source": source_ids}, {}
-
-    def step(self, sequences, index, static, dynamic, use_cache=True):
+    def step(self, sequences, index, state, use_cache=True):
         last = tf.gather(sequences, index, axis=1)  # (N,)
-        return tf.gather(self.logits, last), dynamic
+        return tf.gather(self.logits, last), state
 
 
 # From START: END 0.5, A 0.45, UNK 0.05; then A B C D END, each step with p = 0.99.
@@ -216,7 +214,8 @@ def test_cached_equals_uncached(variant, sources):
     """
     name, model = variant
     bf16 = is_bf16(name)
-    assert model.encode(sources)[0].dtype == ("bfloat16" if bf16 else "float32")  # the variant is what it says
+    memory = tf.nest.flatten(model.encode(sources).memory)[0]
+    assert memory.dtype == ("bfloat16" if bf16 else "float32")  # the variant is what it says
     for search, kwargs in ((decoding.greedy_search, {}), (decoding.beam_search, dict(beam_size=3, return_all=True))):
         cached = _numpy(_graph(search, model=model, **kwargs)(sources))
         uncached = _numpy(_graph(search, model=model, use_cache=False, **kwargs)(sources))
@@ -471,7 +470,7 @@ def test_dynamic_shapes_equal_static(transformer, search, kwargs):
 
 @pytest.mark.parametrize("vocab, k", [(10000, 8), (1000, 4), (37000, 8), (70, 2)])
 def test_top_k_in_two_passes_equals_tf_top_k(vocab, k):
-    top_k = importlib.import_module("tfm.decoding.search_core")._top_k
+    top_k = importlib.import_module("tfm.decoding.search_core").top_k
     rng = np.random.default_rng(vocab)
     values = rng.normal(size=(5, vocab)).astype("float32")
     values[1, :] = np.round(values[1, :])  # many ties: the lower index must win, as in tf.math.top_k
@@ -496,9 +495,9 @@ def test_translator_batches_in_flight_keep_the_order(tiny_transformer, number_to
 
 
 def test_many_translators_raise_no_retracing_warning(tiny_transformer, number_tokenizer):
-    """Each `Translator` traces its search once; TensorFlow's detector counts traces per Python function, so
-    the fifth one in a process used to be reported as "retracing" (notebook 13's output). The filter drops
-    that report for a Translator's search only; a real retrace of another function still warns."""
+    """Each `Translator` search (one per beam size and alpha) traces once; TensorFlow's detector counts traces
+    per Python function, so without the filter the fifth one in a process is reported as "retracing". The
+    filter drops that report for a Translator's search only; a real retrace of another function still warns."""
     import logging
 
     import tensorflow as tf

@@ -106,6 +106,50 @@ def test_shared_memory_pair_equals_one_copy_per_beam():
     assert not np.allclose(out[3:], unmasked[3:], atol=1e-3)  # the mask mattered for sentence 1's beams
 
 
+@pytest.mark.parametrize("layout", ["stacked", "pair"])
+def test_read_only_cache_honours_the_causal_mask_and_the_masks_of_each_query(layout):
+    """A read-only cache gives what attending to the memory directly gives, with `use_causal_mask` (query i
+    sees keys <= i) and a per-query `(B, T, S)` mask too; the pair does so for G beams per memory."""
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    q, m = _x(2, 4, 8), _x(2, 6, 8, seed=2)
+    mask = np.ones((2, 4, 6), bool)
+    mask[1, :, 4:] = False
+    mask[0, 2, 1] = False
+    direct = layer(q, m, attention_mask=mask, use_causal_mask=True)
+    cache = layer.compute_cache(m)
+    if layout == "stacked":
+        out, _ = layer.call_with_cache(q, cache, attention_mask=mask, use_causal_mask=True)
+        np.testing.assert_allclose(out, direct, atol=1e-5)
+        return
+    beams = 3
+    q_beams = np.repeat(q, beams, axis=0)  # (B * G, T, D): each beam asks what its sentence asks
+    out, _ = layer.call_with_cache(q_beams, layer.split_cache(cache), attention_mask=mask, use_causal_mask=True)
+    np.testing.assert_allclose(out, np.repeat(direct, beams, axis=0), atol=1e-5)
+    assert not np.allclose(out, np.repeat(layer(q, m), beams, axis=0), atol=1e-3)  # the masks mattered
+
+
+@pytest.mark.parametrize("layout", ["stacked", "pair"])
+def test_read_only_cache_applies_dropout_when_training(layout):
+    layer = MultiHeadAttention(num_heads=2, key_dim=4, dropout=0.5)
+    q, m = _x(2, 3, 8), _x(2, 6, 8, seed=2)
+    inference = layer(q, m)
+    cache = layer.compute_cache(m) if layout == "stacked" else layer.split_cache(layer.compute_cache(m))
+    out, _ = layer.call_with_cache(q, cache, training=False)
+    np.testing.assert_allclose(out, inference, atol=1e-5)
+    dropped, _ = layer.call_with_cache(q, cache, training=True)
+    assert not np.allclose(dropped, inference, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["value", "key"])
+def test_read_only_cache_refuses_value_and_key(name):
+    layer = MultiHeadAttention(num_heads=2, key_dim=4)
+    q, m = _x(2, 3, 8), _x(2, 6, 8, seed=2)
+    layer(q, m)
+    for cache in (layer.compute_cache(m), layer.split_cache(layer.compute_cache(m))):
+        with pytest.raises(ValueError, match=f"^{name} was given with a read-only cache"):
+            layer.call_with_cache(q, cache, **{name: m})
+
+
 def test_bad_sizes_named():
     with pytest.raises(ValueError, match="num_heads=0"):
         MultiHeadAttention(num_heads=0, key_dim=4)

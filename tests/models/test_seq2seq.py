@@ -9,6 +9,7 @@ from keras import ops
 from tfm.data.synthetic import sequence_task_ids
 from tfm.training.losses import LabelSmoothedCrossEntropy
 from tfm.training.metrics import MaskedAccuracy
+from tfm.models.decoding_state import DecodingState
 from tfm.models.seq2seq import Seq2Seq, Seq2SeqConfig, build_seq2seq
 
 V = 12
@@ -92,7 +93,7 @@ def test_decode_step_equals_call_and_padding_invariance(name, batch):
     assert tuple(logits.shape) == (3, target_in.shape[1], V)
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
     logits = _np(logits)
-    maps = model.attention_scores(source, target_in)["cross_attention"]
+    maps = model.attention_weights(source, target_in)["cross_attention"]
     assert len(maps) == (1 if model.config.attention else 0)
     for weights in maps:
         w = _np(weights)  # (B, T, S)
@@ -104,28 +105,35 @@ def test_decode_step_equals_call_and_padding_invariance(name, batch):
     padded = np.pad(source, ((0, 0), (0, 4)))
     np.testing.assert_allclose(_np(model((padded, target_in))), logits, atol=1e-5)
 
-    # Incremental decoding reproduces teacher forcing.
+    # Incremental decoding reproduces teacher forcing, the tokens fed as (B,) or (B, 1).
     state = model.encode(source)
-    assert tuple(state[0].shape)[:2] == source.shape and tuple(state[1].shape) == source.shape
-    structure = [tuple(s.shape) for s in state]
+    assert isinstance(state, DecodingState)
+    assert tuple(state.memory.shape)[:2] == source.shape and tuple(state.memory_mask.shape) == source.shape
+    structure = [tuple(s.shape) for s in state.cache]
     for t in range(target_in.shape[1]):
-        step_logits, state = model.decode_step(target_in[:, t : t + 1], state)
-        assert [tuple(s.shape) for s in state] == structure
+        tokens = target_in[:, t] if t % 2 else target_in[:, t : t + 1]
+        step_logits, state = model.decode_step(tokens, t, state)
+        assert [tuple(s.shape) for s in state.cache] == structure
         np.testing.assert_allclose(_np(step_logits), logits[:, t], atol=1e-5)
 
 
-def test_state_structure_is_beam_friendly(batch):
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_state_is_beam_friendly(name, batch):
+    """The cache tiled per beam (as beam search does) with the memory left one row per sentence gives each
+    beam its sentence's logits, step after step."""
     source, target_in, _ = batch
-    model = build_seq2seq(Seq2SeqConfig(**SMALL, **VARIANTS["luong"]))
+    model = build_seq2seq(Seq2SeqConfig(**SMALL, **VARIANTS[name]))
     state = model.encode(source)
-    # [encoder_outputs, memory_mask, (h, c) x 2 layers, h~]
-    assert len(state) == 2 + 2 * 2 + 1
-    assert keras.backend.standardize_dtype(state[1].dtype) == "bool"
-    # Tiling every entry along the batch axis (as beam search does) keeps the logits per sentence.
-    beam = [ops.repeat(s, 2, axis=0) for s in state]
-    logits, _ = model.decode_step(np.repeat(target_in[:, 0], 2), beam)
-    ref, _ = model.decode_step(target_in[:, 0], state)
-    np.testing.assert_allclose(_np(logits)[::2], _np(ref), atol=1e-6)
+    if name == "luong":  # (h, c) x 2 layers, then h~
+        assert len(state.cache) == 2 * 2 + 1
+    assert keras.backend.standardize_dtype(state.memory_mask.dtype) == "bool"
+    beams = 2
+    beam = state._replace(cache=[ops.repeat(s, beams, axis=0) for s in state.cache])
+    for t in range(3):
+        ref, state = model.decode_step(target_in[:, t], t, state)
+        logits, beam = model.decode_step(np.repeat(target_in[:, t], beams), t, beam)
+        np.testing.assert_allclose(_np(logits), np.repeat(_np(ref), beams, axis=0), atol=1e-5)
+    assert tuple(beam.memory.shape)[0] == source.shape[0]  # one memory row per sentence throughout
 
 
 def test_save_load_and_config_round_trip(batch, tmp_path):
@@ -153,7 +161,7 @@ def test_mixed_bfloat16(batch):
     model.set_weights(reference.get_weights())
     logits, expected = model((source, target_in)), _np(reference((source, target_in)))
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
-    assert keras.backend.standardize_dtype(model.encode(source)[0].dtype) == "bfloat16"
+    assert keras.backend.standardize_dtype(model.encode(source).memory.dtype) == "bfloat16"
     np.testing.assert_allclose(_np(logits), expected, atol=2**-4 * np.abs(expected).max())
     # Every weight gets a finite gradient through the bfloat16 recurrence and attention.
     import tensorflow as tf

@@ -5,6 +5,7 @@ import pytest
 import tfm
 from tfm.config import TransformerConfig
 from tfm.data.synthetic import sequence_task_ids
+from tfm.models.decoding_state import DecodingState
 
 
 @pytest.fixture(scope="module")
@@ -40,28 +41,48 @@ def test_decoder_causal_prefix_unchanged_by_later_tokens(tiny):
     assert not np.allclose(a[:, 4:], b[:, 4:])
 
 
-def test_cached_decoding_equals_full_pass(tiny):
+@pytest.mark.parametrize("max_length", [None, 8], ids=["growing_cache", "fixed_buffer"])
+def test_cached_decoding_equals_full_pass(tiny, max_length):
+    """`encode` + one `decode_step` per position give the teacher-forced logits, with a cache that grows
+    (dynamic shapes) or a fixed buffer (XLA's), the tokens fed as `(B,)` or `(B, 1)`."""
     src, tgt = _ids(3, 6, 7), _ids(3, 5, 8)
     src[1, 4:] = 0
     full = np.asarray(tiny((src, tgt)))
-    memory, mask = tiny.encode(src)
-    cache = tiny.init_cache(memory, 8)
+    state = tiny.encode(src, max_length=max_length)
+    assert isinstance(state, DecodingState)
+    np.testing.assert_array_equal(state.memory_mask, src != 0)
     steps = []
     for i in range(5):
-        logits, cache = tiny.decode_step(tgt[:, i : i + 1], i, cache, mask)
+        tokens = tgt[:, i] if i % 2 else tgt[:, i : i + 1]
+        logits, state = tiny.decode_step(tokens, i, state)
         steps.append(np.asarray(logits))
     np.testing.assert_allclose(np.stack(steps, 1), full, atol=1e-4)
 
 
-def test_pieces_and_attention_scores(tiny):
-    """`encode` + `decode` is the model; `attention_scores` gives every layer's weights of that pass:
-    padded source keys at exactly zero, the decoder's self-attention causal."""
+def test_decode_step_reads_one_memory_for_the_beams_of_a_sentence(tiny):
+    """A state whose cache has G rows per memory row (beam search's) gives each beam the logits of its own
+    sentence: the memory is read once per sentence, not copied per beam."""
+    src, tgt = _ids(2, 6, 13), _ids(2, 3, 14)
+    src[1, 3:] = 0
+    beams = 3
+    state = tiny.encode(src)
+    tiled = state._replace(cache=[tuple(np.repeat(t, beams, axis=0) for t in pair) for pair in state.cache])
+    for i in range(3):
+        logits, state = tiny.decode_step(tgt[:, i], i, state)
+        beam_logits, tiled = tiny.decode_step(np.repeat(tgt[:, i], beams), i, tiled)
+        np.testing.assert_allclose(beam_logits, np.repeat(logits, beams, axis=0), atol=1e-5)
+    assert tuple(tiled.memory[0][0].shape)[0] == 2  # the memory kept one row per sentence
+
+
+def test_pieces_and_attention_weights(tiny):
+    """`encoder_output` + `decode` is the model; `attention_weights` gives every layer's softmax weights of
+    that pass: padded source keys at exactly zero, the decoder's self-attention causal."""
     src, tgt = _ids(2, 6, 11), _ids(2, 4, 12)
     src[1, 4:] = 0
-    memory, memory_mask = tiny.encode(src)
+    memory, memory_mask = tiny.encoder_output(src)
     np.testing.assert_array_equal(memory_mask, src != 0)
     np.testing.assert_allclose(tiny.decode(tgt, memory, memory_mask), tiny((src, tgt)), atol=1e-6)
-    maps = tiny.attention_scores(src, tgt)
+    maps = tiny.attention_weights(src, tgt)
     layers, heads = tiny.config.num_layers, tiny.config.num_heads
     assert sorted(maps) == ["cross_attention", "decoder_self_attention", "encoder_self_attention"]
     assert all(len(weights) == layers for weights in maps.values())
@@ -70,6 +91,8 @@ def test_pieces_and_attention_scores(tiny):
     assert maps["cross_attention"][-1].shape == (2, heads, 4, 6)
     for name in ("encoder_self_attention", "cross_attention"):
         assert all(np.all(np.asarray(w)[1, :, :, 4:] == 0.0) for w in maps[name]), name
+    for name, weights in maps.items():  # weights after the softmax, not scores
+        assert all(np.allclose(np.asarray(w).sum(-1), 1.0, atol=1e-5) for w in weights), name
     upper = np.triu(np.ones((4, 4)), k=1)
     assert all(np.all(np.asarray(w) * upper == 0.0) for w in maps["decoder_self_attention"])
 
@@ -112,7 +135,7 @@ def test_mixed_bfloat16_computes_the_float32_model(variant):
     expected, logits = np.asarray(reference((src, tgt))), model((src, tgt))
     assert logits.dtype == "float32"
     assert model.encoder.layers[0].self_attention.query_dense.kernel.dtype == "float32"
-    assert model.encode(src)[0].dtype == "bfloat16"
+    assert model.encoder_output(src)[0].dtype == "bfloat16"
     np.testing.assert_allclose(logits, expected, atol=2**-4 * np.abs(expected).max())
 
 
@@ -141,5 +164,7 @@ def test_token_dropout_changes_a_training_pass_only():
     np.testing.assert_allclose(dropping((source, target), training=False), plain((source, target)), atol=1e-6)
     trained = np.asarray(dropping((source, target), training=True))
     assert np.max(np.abs(trained - np.asarray(plain((source, target), training=True)))) > 1e-3
-    memory, mask = dropping.encode(source)  # decoding's entry: no token dropout
-    np.testing.assert_allclose(memory, plain.encode(source)[0], atol=1e-6)
+    memory, mask = dropping.encoder_output(source)  # decoding's entry: no token dropout
+    np.testing.assert_allclose(memory, plain.encoder_output(source)[0], atol=1e-6)
+    keys, _ = dropping.encode(source).memory[0]
+    np.testing.assert_allclose(keys, plain.encode(source).memory[0][0], atol=1e-6)

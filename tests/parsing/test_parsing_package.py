@@ -12,7 +12,7 @@ import tfm
 from tfm import parsing
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODULES = ("evalb", "evaluation", "linearization", "preprocessing", "tree_constraint", "tree_plots", "trees")
+MODULES = ("evalb", "evaluation", "linearization", "preprocessing", "tree_constraint", "treebank", "trees")
 
 
 def _run(probe, timeout=120):

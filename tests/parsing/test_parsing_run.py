@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from tfm import cli
+from tfm.cli import commands as cli
 from tfm.config import TransformerConfig
 from tfm.models import make_config
 

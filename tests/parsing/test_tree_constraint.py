@@ -97,11 +97,8 @@ class Preference(decoding.Decodable):
         logits[list(order)] = -np.arange(len(order), dtype="float32")
         self.logits = tf.constant(logits)
 
-    def start(self, source_ids, max_steps, use_cache=True):
-        return {"source": source_ids}, {}
-
-    def step(self, sequences, index, static, dynamic, use_cache=True):
-        return tf.tile(self.logits[tf.newaxis], [tf.shape(sequences)[0], 1]), dynamic
+    def step(self, sequences, index, state, use_cache=True):  # `Decodable.start`'s state: the source, no cache
+        return tf.tile(self.logits[tf.newaxis], [tf.shape(sequences)[0], 1]), state
 
 
 # A model that likes to close and to end: unconstrained, it writes ")" and ends; constrained, a tree.

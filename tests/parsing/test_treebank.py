@@ -74,7 +74,7 @@ def test_load_ptb_parse_gives_scalar_string_pairs(treebank_data_dir, gold, no_ne
 
 
 def test_tree_tokens_are_the_labels_closers_and_leaf_token(gold, treebank_data_dir):
-    from tfm.data.datasets import whole_tokens
+    from tfm.training.pipeline import whole_tokens
 
     targets = [" ".join(parsing.linearize(tree)) for tree in gold["train"]]
     tokens = parsing.tree_tokens(targets)

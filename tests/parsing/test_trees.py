@@ -82,7 +82,7 @@ def test_each_tag_root_label_and_token_is_written_once_in_the_package():
     where = {value: sorted(path for path, found in literals.items() if value in found) for value in homes}
     assert where == {value: [home] for value, home in homes.items()}
     # The brackets of the linearization: one home among the modules that read or write trees.
-    tree_modules = [path for path in literals if path.startswith("parsing/")] + ["data/ptb_parse.py", "cli.py"]
+    tree_modules = [path for path in literals if path.startswith(("parsing/", "cli/"))]
     for bracket in ("(", ")"):
         assert [path for path in tree_modules if bracket in literals[path]] == ["parsing/trees.py"], bracket
 

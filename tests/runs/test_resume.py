@@ -7,13 +7,12 @@ A small Dense model stands in for the Transformer: the backup files do not depen
 
 import json
 import os
-import shutil
 
 import keras
 import numpy as np
 import pytest
 
-from tfm import runs
+from tfm.runs import folder as runs
 from tfm.runs import resume
 from tfm.training.callbacks import RunBackup
 

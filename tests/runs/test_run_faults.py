@@ -21,7 +21,8 @@ import time
 import keras
 import pytest
 
-from tfm import cli, runs
+from tfm.runs import folder as runs
+from tfm.cli import commands as cli
 from tfm.runs import atomic
 from training_helper import ROOT, child_env, copy_run, fail_fsync, free_ports, train_argv
 
@@ -202,14 +203,14 @@ def test_sigterm_stops_training_like_ctrl_c_and_the_run_resumes(finished_run, tm
             os.kill(os.getpid(), signal.SIGTERM)  # what `timeout`, `kill` or a scheduler sends
 
     real_train = tfm.training.train
-    monkeypatch.setattr(tfm.training, "train", lambda *a, **k: real_train(*a, callbacks=[Terminate()], **k))
+    monkeypatch.setattr(tfm.training.trainer, "train", lambda *a, **k: real_train(*a, callbacks=[Terminate()], **k))
     run_dir = copy_run(finished_run, tmp_path)
     handler = signal.getsignal(signal.SIGTERM)
     assert cli.main(train_argv(run_dir, 3)) == cli.EXIT_TERMINATED
     err = capsys.readouterr().err
     assert "tfm train: stopped by SIGTERM" in err and "keeps 2 finished epochs" in err and "resume" in err
     assert signal.getsignal(signal.SIGTERM) is handler  # given back
-    monkeypatch.setattr(tfm.training, "train", real_train)
+    monkeypatch.setattr(tfm.training.trainer, "train", real_train)
     assert cli.main(train_argv(run_dir, 3)) == 0
     assert runs.read_history(run_dir)["epoch"] == [0, 1, 2]
 

@@ -14,7 +14,8 @@ import os
 import keras
 import pytest
 
-from tfm import cli, runs
+from tfm.runs import folder as runs
+from tfm.cli import commands as cli
 from tfm.config import TransformerConfig
 from tfm.training import train
 from training_helper import RUN, SMALL, copy_run, fail_fsync, train_argv
@@ -128,14 +129,14 @@ def test_ctrl_c_during_training_says_the_run_is_intact(finished_run, tmp_path, m
             raise KeyboardInterrupt
 
     real_train = tfm.training.train
-    monkeypatch.setattr(tfm.training, "train", lambda *a, **k: real_train(*a, callbacks=[Interrupt()], **k))
+    monkeypatch.setattr(tfm.training.trainer, "train", lambda *a, **k: real_train(*a, callbacks=[Interrupt()], **k))
     run_dir = copy_run(finished_run, tmp_path)
     argv = train_argv(run_dir, 3)
     assert cli.main(argv) == cli.EXIT_INTERRUPTED
     err = capsys.readouterr().err
     assert "interrupted" in err and "keeps 2 finished epochs" in err and "resume" in err
     assert [epoch for epoch, _ in runs.epoch_checkpoints(run_dir)] == [1, 2]
-    monkeypatch.setattr(tfm.training, "train", real_train)
+    monkeypatch.setattr(tfm.training.trainer, "train", real_train)
     assert cli.main(argv) == 0
     assert ": 3 epochs finished" in capsys.readouterr().out
 

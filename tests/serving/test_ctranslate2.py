@@ -65,14 +65,19 @@ def test_greedy_outputs_equal_tfms_token_for_token(trained, number_tokenizer, tm
     assert sum(len(o) for o in ours) > 3 * len(ours)  # real outputs, not empty ones
 
     vocabulary, index = _vocabulary_index(tokenizer)
-    theirs = CTranslate2Translator(path).translate_tokens([[vocabulary[t] for t in r] for r in rows], beam_size=1,
-                                                          exact_limits=True)
+    theirs = CTranslate2Translator(path).translate_tokens([[vocabulary[t] for t in r] for r in rows], beam_size=1)
     theirs = [[index[t] for t in output] for output in theirs]
     differ = [i for i in range(len(rows)) if ours[i] != theirs[i]]
     assert not differ, f"{len(differ)} of {len(rows)} differ, e.g. {sentences[differ[0]]!r}"
-    # Text in, text out (SentencePiece in Python on their side) gives tfm's translations too; exact_limits, as
-    # some of these outputs stop at their own sentence's limit (source length + max_extra_length).
-    assert CTranslate2Translator(path)(sentences[:20], beam_size=1, exact_limits=True) == translator(sentences[:20])
+    # Text in, text out (SentencePiece in Python on their side) gives tfm's translations too, and tfm's scores.
+    # Some of these outputs stop at their own sentence's limit (source length + max_extra_length), in a batch whose
+    # longest source allows more.
+    limits = [len(r) + EXTRA for r in rows]
+    assert any(len(o) == limit < max(limits) for o, limit in zip(ours, limits))
+    texts, scores = CTranslate2Translator(path).translate_with_scores(sentences, beam_size=1, alpha=0.6)
+    expected, expected_scores = translator.translate_with_scores(sentences)
+    assert texts == expected
+    np.testing.assert_allclose(scores, expected_scores, atol=1e-4)
 
 
 @pytest.mark.parametrize("variant", ["post_ln", "pre_ln_learned_untied"])
@@ -126,14 +131,13 @@ def test_int8_export_records_its_settings(trained, number_tokenizer, tmp_path):
 
 
 def test_translate_tokens_has_one_return_type(trained, number_tokenizer, tmp_path):
-    """`translate_tokens` answers a list, `translate_tokens_with_scores` a pair of lists (as `Translator.translate` /
-    `translate_with_scores`), whatever the batching and even for no sources."""
+    """`translate_tokens` answers a list, `translate_tokens_with_scores` a pair of lists (as `translate` /
+    `translate_with_scores`), even for no sources."""
     translator = CTranslate2Translator(export_ctranslate2((trained, number_tokenizer), tmp_path / "ct2"))
     pieces = [translator.sentencepiece.encode(s, out_type=str) for s in ["seven", "three hundred twenty one"]]
-    for exact_limits in (False, True):
-        outputs = translator.translate_tokens(pieces, beam_size=2, exact_limits=exact_limits)
-        scored = translator.translate_tokens_with_scores(pieces, beam_size=2, exact_limits=exact_limits)
-        assert type(outputs) is list and type(scored) is tuple and len(scored) == 2
-        assert scored[0] == outputs and all(output for output in outputs)
-        assert type(scored[1]) is list and len(scored[1]) == 2 and all(score < 0 for score in scored[1])
+    outputs = translator.translate_tokens(pieces, beam_size=2)
+    scored = translator.translate_tokens_with_scores(pieces, beam_size=2)
+    assert type(outputs) is list and type(scored) is tuple and len(scored) == 2
+    assert scored[0] == outputs and all(output for output in outputs)
+    assert type(scored[1]) is list and len(scored[1]) == 2 and all(score < 0 for score in scored[1])
     assert translator.translate_tokens([]) == [] and translator.translate_tokens_with_scores([]) == ([], [])

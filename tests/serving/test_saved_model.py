@@ -14,6 +14,7 @@ from model_variants import build_variant, is_bf16
 
 import tfm
 from tfm.serving import saved_model as tfm_export
+from tfm.serving.metadata import METADATA_FILE
 from tfm.decoding import Translator
 
 BIN = os.path.dirname(sys.executable)
@@ -24,7 +25,7 @@ EXTRA = 4  # max_extra_length of the models built here (conftest's tiny_transfor
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory, tiny_transformer, number_tokenizer):
     path = str(tmp_path_factory.mktemp("export") / "translator" / "1")
-    tfm_export.export((tiny_transformer, number_tokenizer), path, beam_size=BEAM)
+    tfm_export.export_saved_model((tiny_transformer, number_tokenizer), path, beam_size=BEAM)
     return path
 
 
@@ -66,7 +67,7 @@ def exported_variant(request, tmp_path_factory, number_tokenizer):
     model = build_variant(name, number_tokenizer.vocab_size, max_length=VARIANT_MAX_LENGTH,
                           max_extra_length=EXTRA)
     path = str(tmp_path_factory.mktemp("variant") / name / "1")
-    tfm_export.export((model, number_tokenizer), path, beam_size=VARIANT_BEAM[name])
+    tfm_export.export_saved_model((model, number_tokenizer), path, beam_size=VARIANT_BEAM[name])
     return name, model, tf.saved_model.load(path).signatures["serving_default"]
 
 
@@ -121,7 +122,7 @@ def test_seq2seq_export(tmp_path, number_tokenizer, serving_ops):
     keras.utils.set_random_seed(0)
     model = build_seq2seq(Seq2SeqConfig.tiny(vocab_size=number_tokenizer.vocab_size, embedding_dim=16, units=16))
     path = str(tmp_path / "seq2seq" / "1")
-    tfm_export.export((model, number_tokenizer), path, beam_size=BEAM, max_extra_length=EXTRA)
+    tfm_export.export_saved_model((model, number_tokenizer), path, beam_size=BEAM, max_extra_length=EXTRA)
     assert not _used_ops(path) - serving_ops
     serve = tf.saved_model.load(path).signatures["serving_default"]
     eager = Translator(model, number_tokenizer, beam_size=BEAM, max_extra_length=EXTRA)(SENTENCES[:2] + [""])
@@ -164,7 +165,7 @@ def test_saved_model_cli_lists_the_signature(exported):
 
 
 def test_metadata_file(exported, tiny_transformer):
-    with open(os.path.join(exported, tfm_export.METADATA_FILE)) as f:
+    with open(os.path.join(exported, METADATA_FILE)) as f:
         meta = json.load(f)
     assert meta["beam_size"] == BEAM and meta["max_source_length"] == tiny_transformer.config.max_length == 12
     assert meta["max_extra_length"] == EXTRA and meta["signature"] == "serving_default"
@@ -252,33 +253,36 @@ def test_batch_of_256(serve, tiny_transformer, number_tokenizer):
 
 def test_export_command(tmp_path, monkeypatch, tiny_transformer, number_tokenizer):
     import tfm.runs
-    from tfm import cli
+    from tfm.cli import commands as cli
 
     def fake_load_run(run_dir, checkpoint=None):
         assert run_dir == "RUN" and checkpoint is None
         return tiny_transformer, number_tokenizer, {"run_dir": "RUN", "checkpoint": "RUN/checkpoints/x.weights.h5"}
 
-    monkeypatch.setattr(tfm.runs, "load_run", fake_load_run)
+    monkeypatch.setattr(tfm.runs.folder, "load_run", fake_load_run)
     out = str(tmp_path / "m" / "1")
     args = argparse.Namespace(run="RUN", output=out, beam_size=1, alpha=0.6, checkpoint=None, format="savedmodel",
                               quantization=None, signatures=[], alignment_layer=-1)
     assert cli.export_command(args) == 0
     serve = tf.saved_model.load(out).signatures["serving_default"]
     assert _translate(serve, ["seven"])[0] == Translator(tiny_transformer, number_tokenizer, beam_size=1)(["seven"])
-    with open(os.path.join(out, tfm_export.METADATA_FILE)) as f:
-        assert json.load(f)["beam_size"] == 1
+    with open(os.path.join(out, METADATA_FILE)) as f:
+        metadata = json.load(f)
+    assert metadata["beam_size"] == 1
+    assert (metadata["run"], metadata["checkpoint"]) == ("RUN", "RUN/checkpoints/x.weights.h5")  # where it came from
 
 
 def test_export_needs_a_tokenizer(tmp_path, tiny_transformer):
     with pytest.raises(ValueError, match="tokenizer"):
-        tfm_export.export(tiny_transformer, str(tmp_path / "x"))
+        tfm_export.export_saved_model(tiny_transformer, str(tmp_path / "x"))
 
 
 # Optional signatures (chosen at export time): the k best, and alignments. -------------------
 @pytest.fixture(scope="module")
 def extras(tmp_path_factory, tiny_transformer, number_tokenizer):
     path = str(tmp_path_factory.mktemp("extras") / "translator" / "1")
-    tfm_export.export((tiny_transformer, number_tokenizer), path, beam_size=3, signatures=("nbest", "alignment"))
+    tfm_export.export_saved_model((tiny_transformer, number_tokenizer), path, beam_size=3,
+                                  signatures=("nbest", "alignment"))
     return path, tf.saved_model.load(path).signatures
 
 
@@ -288,7 +292,7 @@ def test_default_signature_is_unchanged_by_the_extras(extras, serving_ops):
     default = signatures["serving_default"]
     assert set(default.structured_outputs) == {"translations", "scores", "truncated"}
     assert list(default.structured_input_signature[1]) == ["text"]
-    with open(os.path.join(path, tfm_export.METADATA_FILE)) as f:
+    with open(os.path.join(path, METADATA_FILE)) as f:
         metadata = json.load(f)
     assert metadata["outputs"] == {"translations": "tf.string (B,)", "scores": "float32 (B,)",
                                    "truncated": "bool (B,)"}
@@ -353,11 +357,12 @@ def test_extra_signatures_refuse_bad_requests(tiny_transformer, number_tokenizer
     from tfm.models.seq2seq import Seq2SeqConfig, build_seq2seq
 
     with pytest.raises(ValueError, match="signatures=\\['scores'\\]"):
-        tfm_export.export((tiny_transformer, number_tokenizer), str(tmp_path / "a"), signatures=("scores",))
+        tfm_export.export_saved_model((tiny_transformer, number_tokenizer), str(tmp_path / "a"),
+                                      signatures=("scores",))
     with pytest.raises(ValueError, match="alignment layer=3: the decoder has 1 layer"):
-        tfm_export.export((tiny_transformer, number_tokenizer), str(tmp_path / "b"), signatures=("alignment",),
-                          alignment_layer=3)
+        tfm_export.export_saved_model((tiny_transformer, number_tokenizer), str(tmp_path / "b"),
+                                      signatures=("alignment",), alignment_layer=3)
     plain = build_seq2seq(Seq2SeqConfig.tiny(vocab_size=number_tokenizer.vocab_size, attention=None))
     with pytest.raises(ValueError, match="no attention to align with"):
-        tfm_export.export((plain, number_tokenizer), str(tmp_path / "c"), signatures=("alignment",))
+        tfm_export.export_saved_model((plain, number_tokenizer), str(tmp_path / "c"), signatures=("alignment",))
     assert not any((tmp_path / name).exists() for name in "abc")  # nothing written

@@ -35,9 +35,10 @@ def test_m30k_peak_learning_rate_is_0_005_at_the_end_of_warmup():
 
 def test_m30k_is_a_preset_of_the_cli_and_the_registry():
     from tfm import cli
+    from tfm.cli import arguments
     from tfm.models.registry import make_config
 
-    assert "m30k" in TransformerConfig.PRESETS and "m30k" in cli.PRESETS
+    assert "m30k" in TransformerConfig.PRESETS and "m30k" in arguments.PRESETS
     assert make_config("m30k") == TransformerConfig.m30k()
     args = cli.build_parser().parse_args(["train", "--preset", "m30k", "--dataset", "multi30k", "--output", "x"])
     assert args.preset == "m30k"
@@ -46,7 +47,7 @@ def test_m30k_is_a_preset_of_the_cli_and_the_registry():
 def test_m30k_small_is_the_prenorm_recipe_on_the_anchors_text():
     """The 90-minute recipe: the small preset with the pre-LN recipe of the quality benchmark, trained
     on lowercased Moses-tokenized text like m30k."""
-    from tfm import cli
+    from tfm.cli import arguments
     from tfm.models.registry import make_config
 
     c = TransformerConfig.m30k_small()
@@ -59,7 +60,7 @@ def test_m30k_small_is_the_prenorm_recipe_on_the_anchors_text():
     flags = ("norm_first=true", "dropout=0.3", "warmup_steps=1000", "learning_rate_scale=1.0",
              "checkpoints_to_average=10", "preprocess=moses_lc")
     assert make_config("small", overrides=flags, tokens_per_batch=2048) == c == make_config("m30k_small")
-    assert "m30k_small" in cli.PRESETS
+    assert "m30k_small" in arguments.PRESETS
 
 
 def test_bleu_moses_lc_by_hand():

@@ -12,7 +12,7 @@ import keras
 import numpy as np
 import pytest
 
-from tfm import cli
+from tfm.cli import commands as cli
 from tfm.config import TransformerConfig
 from tfm.training.callbacks import HistoryCSV, NaNGuard
 from tfm.training.averaging import average_checkpoints
@@ -23,7 +23,7 @@ from tfm.training import train
 from training_helper import copy_run, free_ports
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 # A model small enough for 2 shared CPU cores; no dropout, so strategies can be compared.
 SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, dropout=0.0, vocab_size=100, warmup_steps=60,
              tokens_per_batch=512, max_length=32)
@@ -366,7 +366,7 @@ def child_env(**extra):
 def run_helper(tmp_path, tag, spec, env):
     spec = {"config": SMALL, "result": str(tmp_path / f"{tag}.json"), **spec}
     log = open(tmp_path / f"{tag}.log", "w")
-    process = subprocess.Popen([sys.executable, os.path.join(HERE, "training_helper.py"), json.dumps(spec)],
+    process = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(HERE), "training_helper.py"), json.dumps(spec)],
                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     return process, spec["result"], tmp_path / f"{tag}.log"
 

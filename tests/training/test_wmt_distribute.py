@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 NAME = "wmt14_translate/de-en"
 MOCK_EXAMPLES = 48  # per split
 SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, dropout=0.0, vocab_size=120, warmup_steps=20,
@@ -46,14 +46,14 @@ def child(spec):
     from tfm.runs import read_run_config
 
     seen = {}
-    make_datasets = tfm.training.make_datasets
+    make_datasets = tfm.training.trainer.make_datasets
 
     def recording_make_datasets(data, tokenizer, training, replicas, validation=True):
         seen["data"], seen["replicas"] = data, replicas
         seen["batches"] = make_datasets(data, tokenizer, training, replicas, validation)
         return seen["batches"]
 
-    tfm.training.make_datasets = recording_make_datasets  # the datasets fit receives, kept to be read back
+    tfm.training.trainer.make_datasets = recording_make_datasets  # the datasets fit receives, kept to be read back
     with tfds.testing.mock_data(num_examples=MOCK_EXAMPLES):
         result = tfm.training.train(TransformerConfig.tiny(**SMALL), NAME, output=spec["output"], epochs=EPOCHS,
                                     steps_per_epoch=STEPS, strategy="mirrored", source_lang="en",

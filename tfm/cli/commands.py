@@ -143,10 +143,9 @@ def _decoding_threads():
 
 
 def translate_command(args):
-    from tfm.decoding import input_rule
     from tfm.data.preprocess import detokenize, run_preprocess
     from tfm.data.preprocess import preprocess as prepare
-    from tfm.decoding import Translator
+    from tfm.decoding import Translator, input_rule
     from tfm.runs.folder import load_run
 
     _decoding_threads()
@@ -177,8 +176,8 @@ def translate_command(args):
 
 
 def evaluate_command(args):
-    from tfm.decoding import evaluation
     from tfm.data import PARSING_TASKS
+    from tfm.decoding import evaluation
     from tfm.runs.folder import load_run
 
     _decoding_threads()
@@ -239,7 +238,8 @@ def _evaluate_parsing(args, model, tokenizer, run_info):
 def export_command(args):
     import json
 
-    from tfm.serving.saved_model import METADATA_FILE, export_saved_model
+    from tfm.serving.metadata import METADATA_FILE
+    from tfm.serving.saved_model import export_saved_model
 
     if args.format == "ctranslate2":
         return _export_ctranslate2(args)

@@ -20,13 +20,12 @@ import time
 
 import tensorflow as tf
 
-from tfm.decoding import evaluation
-from tfm.training.averaging import average_checkpoints
+from tfm import export_saved_model
 from tfm.config.configs import TransformerConfig
 from tfm.data.subword_tokenizer import without_identity_notice
-from tfm.decoding import Translator
-from tfm import export_saved_model
+from tfm.decoding import Translator, evaluation
 from tfm.runs.folder import epoch_checkpoints, load_run
+from tfm.training.averaging import average_checkpoints
 from tfm.training.trainer import train
 
 DEMO_EPOCHS = 20

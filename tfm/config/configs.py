@@ -20,9 +20,7 @@ import dataclasses
 from tfm.config.rules import (
     PREPROCESSORS,
     ConfigIO,
-    apply_overrides,
     resolve_attention_args,
-    validate_length_penalty,
     validate_positive_ints,
     validate_rdrop_alpha,
     validate_recipe,
@@ -32,6 +30,48 @@ from tfm.config.rules import (
 
 @dataclasses.dataclass(frozen=True)
 class TransformerConfig(ConfigIO):
+    """Every size and training / decoding constant of a `Transformer`; validated on creation, frozen.
+
+    The defaults are the paper's base model (Vaswani et al., 2017): the architecture of §3 (`num_layers`
+    N = 6 identical layers per stack, `d_model` = 512, `num_heads` h = 8 with `d_k = d_v = d_model / h`,
+    `d_ff` = 2048, post-LN residual blocks, sinusoidal positions §3.5, one embedding matrix shared with
+    the pre-softmax projection §3.4), the training of §5 (§5.1: a ~37,000-subword shared vocabulary and
+    25,000-token batches; §5.3: Adam (0.9, 0.98, 1e-9) and eq. 3's warm-up of 4000 steps; §5.4: dropout
+    0.1 and label smoothing 0.1), and the decoding of §6.1 (beam 4, length penalty α = 0.6, output up to
+    input length + 50, the last 5 checkpoints averaged). Table 3's rows are presets (`base()`, `big()`)
+    and `dataclasses.replace` variants of them; `tiny()`, `small()`, `m30k()`, `m30k_small()`, `parse()`
+    and `parse_small()` are this project's sizes for CPUs, Multi30k and parsing (§6.3).
+    `tfm.config.fidelity` sets every field beside the paper's value.
+
+    Args:
+        num_layers, d_model, num_heads, d_ff, key_dim, value_dim: the sizes (§3.1-§3.3); `key_dim` /
+            `value_dim` None = `d_model / num_heads` (`head_key_dim`, `head_value_dim` are what is built).
+        dropout, attention_dropout, activation_dropout, token_dropout, label_smoothing, rdrop_alpha:
+            regularisation (§5.4; the ones the paper does not use default to 0).
+        vocab_size, share_embeddings, norm_first, positional, max_length: the embeddings, the residual
+            blocks' LayerNorm placement and the positions (§3.4, §3.5, Table 3 row E).
+        warmup_steps, learning_rate_scale, adam_beta_1, adam_beta_2, adam_epsilon, layer_norm_epsilon,
+            tokens_per_batch: the optimiser and batches (§5.1, §5.3).
+        beam_size, length_penalty, max_extra_length, checkpoints_to_average: decoding (§6.1).
+        preprocess: None or "moses_lc": the text preparation before the vocabulary is learned.
+
+    Each field's comment in the source says what it is; `ValueError` names a bad value.
+
+    Example:
+        >>> base = TransformerConfig.base()
+        >>> base.num_layers, base.d_model, base.num_heads, base.head_key_dim, base.d_ff
+        (6, 512, 8, 64, 2048)
+        >>> TransformerConfig.big().d_model, TransformerConfig.big().dropout
+        (1024, 0.3)
+        >>> row_a = dataclasses.replace(base, num_heads=1, key_dim=512, value_dim=512)   # Table 3 row (A)
+        >>> TransformerConfig.from_dict(row_a.to_dict()) == row_a
+        True
+        >>> TransformerConfig.tiny(num_heads=3)
+        Traceback (most recent call last):
+        ...
+        ValueError: d_model=64 is not divisible by num_heads=3; choose sizes that divide or set key_dim and ...
+    """
+
     num_layers: int = 6  # N: identical layers in the encoder and in the decoder
     d_model: int = 512  # width of every sub-layer output and of the embeddings
     num_heads: int = 8  # h: parallel attention heads
@@ -191,6 +231,26 @@ class DataConfig(ConfigIO):
 
     `train` fills the sizes from the model config unless given: `max_length` and
     `tokens_per_batch` (§5.1), `vocab_size` (the subword vocabulary to learn).
+
+    Args:
+        dataset: a name of `tfm.data.load_dataset` ("numbers", "multi30k", "files", ...).
+        source_lang, target_lang: the direction; None = the corpus' default.
+        data_dir: download and cache folder; None = `$TFM_DATA_DIR`, else `data/cache`.
+        source_file, target_file: the two files of dataset "files".
+        max_length: int. Pairs with more subwords on either side (START / END counted) are dropped.
+        tokens_per_batch: int. Token budget per side of a batch (§5.1).
+        vocab_size: int. Subwords to learn (capped at what the text allows).
+        preprocess: None or "moses_lc" (`tfm.data.preprocess`).
+        train_sentences: int or None. Train on the first N pairs only (learning curves).
+
+    Example:
+        >>> data = DataConfig(dataset="multi30k", source_lang="en", target_lang="de", vocab_size=8000)
+        >>> DataConfig.from_dict(data.to_dict()) == data
+        True
+        >>> DataConfig(max_length=128, tokens_per_batch=64)
+        Traceback (most recent call last):
+        ...
+        ValueError: tokens_per_batch=64 is smaller than max_length=128: the longest pairs would not fit in a batch
     """
 
     dataset: str = "numbers"  # a name of tfm.data.load_dataset
@@ -226,7 +286,26 @@ class DataConfig(ConfigIO):
 
 @dataclasses.dataclass(frozen=True)
 class TrainingConfig(ConfigIO):
-    """How a run trains (a run's config.json `training`); may change when a run is resumed."""
+    """How a run trains (a run's config.json `training`); may change when a run is resumed.
+
+    Args:
+        seed: int. Weights, dropout and shuffling; a resumed run derives its streams from it and its epoch.
+        keep_checkpoints: int. Epoch checkpoints kept for averaging (§6.1).
+        label_smoothing: float. eps_ls (§5.4), copied from the model config by `train`.
+        rdrop_alpha: float. R-Drop's KL weight, copied from the model config (0 = off).
+        strategy: str. The `tf.distribute` strategy ("auto", or the class name once resolved).
+        mixed_precision: bool. mixed_bfloat16 on CPU, mixed_float16 on GPU.
+        xla: bool. Compile the train step with XLA.
+        steps_per_epoch: int or None. Batches per epoch; None = one pass over the training split.
+
+    Example:
+        >>> TrainingConfig(seed=1, steps_per_epoch=100).to_dict()["steps_per_epoch"]
+        100
+        >>> TrainingConfig(keep_checkpoints=0)
+        Traceback (most recent call last):
+        ...
+        ValueError: keep_checkpoints=0: keep at least 1 checkpoint
+    """
 
     seed: int = 0  # weights, dropout, shuffling; a resumed run derives its streams from it and its epoch
     keep_checkpoints: int = 5  # epoch checkpoints kept (default: the model config's checkpoints_to_average)
@@ -260,6 +339,25 @@ class Seq2SeqConfig(ConfigIO):
     widens the additive score too, `--set attention=luong` gets Luong's "general" score.
     `resolved_score` / `resolved_attention_units` are what gets built, and what `to_dict`
     writes (so a saved config says what was built).
+
+    Args:
+        vocab_size, embedding_dim, units, cell, bidirectional, num_layers, dropout: the recurrent
+            encoder and decoder (V, E, U; "lstm" or "gru").
+        attention, score, attention_units, input_feeding: None (Sutskever / Cho), "bahdanau" or "luong",
+            the score function and its width (None = the attention's default), Luong's input feeding.
+        max_length, tokens_per_batch, learning_rate, clipnorm, label_smoothing: data and training
+            (Adam at a constant rate with gradient clipping).
+        beam_size, length_penalty, max_extra_length, checkpoints_to_average: decoding, as the
+            Transformer's (§6.1).
+
+    Example:
+        >>> config = Seq2SeqConfig.bahdanau()
+        >>> config.cell, config.bidirectional, config.resolved_score, config.resolved_attention_units
+        ('gru', True, 'additive', 1000)
+        >>> Seq2SeqConfig.tiny(attention="luong").resolved_score   # Luong's default score
+        'general'
+        >>> Seq2SeqConfig(score=None) == Seq2SeqConfig(score="additive")   # equal when they build the same model
+        True
     """
 
     PRESETS = ("sutskever", "bahdanau", "luong", "tiny")

@@ -26,7 +26,7 @@ import sys
 
 from tfm.config.configs import TrainingConfig, TransformerConfig
 
-PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tfm/: source_defaults' paths start here
 
 
 class _NotInPaper:
@@ -89,7 +89,7 @@ PAPER_FUNCTION_DEFAULTS = {
         "alpha": ("length penalty α (a run decodes with its config's `beam_size` and `length_penalty`)",
                   "§6.1", 0.6),
     },
-    ("losses.py", "LabelSmoothedCrossEntropy.__init__"): {
+    ("training/losses.py", "LabelSmoothedCrossEntropy.__init__"): {
         "label_smoothing": ("ε_ls", "§5.4", 0.1),
         "exclude_pad_from_smoothing": ("smoothing mass on the padding id", "§5.4", NOT_IN_PAPER),
         "rdrop_alpha": ("R-Drop's KL weight (Liang et al., 2021)", "§5.4", NOT_IN_PAPER),
@@ -202,6 +202,15 @@ class Row:
     """One setting: the paper's value beside the package's.
 
     `preset` is "base" / "big" for model settings, else None. `paper` None = the paper does not say.
+
+    Args:
+        group, setting, section, paper, code, where, preset, reason, note: the attributes below.
+
+    Example:
+        >>> Row("model", "d_model", "§3.1", 512, 512, "TransformerConfig.base().d_model", preset="base").status
+        'same'
+        >>> Row("training", "seed", "§5", NOT_IN_PAPER, 0, "TrainingConfig().seed").status
+        'not in paper'
     """
 
     group: str  # "model", "training", "decoding", "evaluation", "data"
@@ -246,6 +255,10 @@ def source_defaults(relative_path, qualname):
 
     Returns:
         dict: argument name -> default value, for the defaults that are literals.
+
+    Example:
+        >>> source_defaults("decoding/beam.py", "beam_search")["beam_size"]
+        4
     """
     with open(os.path.join(PACKAGE_DIR, relative_path), encoding="utf-8") as f:
         tree = ast.parse(f.read())
@@ -278,7 +291,19 @@ def _config_value(config, field):
 
 
 def rows():
-    """Every row, read from the live configs and sources now."""
+    """Every row, read from the live configs and sources now.
+
+    Takes no arguments.
+
+    Returns:
+        list of `Row`: the model rows (base and big, in field order), then training, the function defaults
+        and the conventions.
+
+    Example:
+        >>> table = rows()
+        >>> next(r for r in table if r.setting == "d_model" and r.preset == "big").code
+        1024
+    """
     out = []
     presets = {"base": TransformerConfig.base(), "big": TransformerConfig.big()}
     fields = [f.name for f in dataclasses.fields(TransformerConfig)]
@@ -307,7 +332,7 @@ def rows():
 
     for (path, function), arguments in PAPER_FUNCTION_DEFAULTS.items():
         defaults = source_defaults(path, function)
-        group = "decoding" if path.startswith("decoding") else ("training" if path == "losses.py" else "data")
+        group = path.split("/")[0]  # decoding/, training/ or data/: the row's group
         for argument, (setting, section, paper) in arguments.items():
             code = defaults[argument]
             note = "; ".join(filter(None, [setting, NOTES.get((group, argument))]))
@@ -321,7 +346,17 @@ def rows():
 
 
 def undocumented(table=None):
-    """Rows whose value differs from the paper's with no reason in `DIFFERENCES`."""
+    """Rows whose value differs from the paper's with no reason in `DIFFERENCES`.
+
+    Args:
+        table: list of `Row`, or None for `rows()`.
+
+    Example:
+        >>> undocumented([Row("model", "dropout", "§5.4", 0.1, 0.2, "somewhere")])[0].setting
+        'dropout'
+        >>> undocumented()   # every difference of the package has its reason
+        []
+    """
     return [row for row in (rows() if table is None else table) if row.status == "differs" and not row.reason]
 
 
@@ -345,7 +380,15 @@ STATUS_MARK = {"same": "same", "differs": "**differs**", "not in paper": "not in
 
 
 def render_markdown(table=None):
-    """The table as markdown (what `docs/paper_fidelity.md` holds)."""
+    """The table as markdown (what `docs/paper_fidelity.md` holds).
+
+    Args:
+        table: list of `Row`, or None for `rows()`.
+
+    Example:
+        >>> render_markdown().splitlines()[0]
+        '# Paper fidelity: tfm beside Vaswani et al. (2017)'
+    """
     table = rows() if table is None else table
     lines = [
         "# Paper fidelity: tfm beside Vaswani et al. (2017)",
@@ -391,6 +434,21 @@ def render_markdown(table=None):
 
 
 def main(argv=None):
+    """The command line: print the table, `--write PATH` it, or `--check PATH` that the file is current.
+
+    Args:
+        argv: list of str, or None for `sys.argv[1:]`.
+
+    Returns:
+        int: 0, or 1 when a difference has no reason or (`--check`) the file is stale.
+
+    Example:
+        >>> import contextlib, io
+        >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+        ...     status = main([])
+        >>> status, out.getvalue().startswith("# Paper fidelity")
+        (0, True)
+    """
     parser = argparse.ArgumentParser(prog="python -m tfm.config.fidelity", description=__doc__.splitlines()[0])
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", metavar="PATH", help="write the markdown table to PATH")

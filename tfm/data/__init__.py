@@ -3,6 +3,7 @@
     pairs = tfm.data.load_dataset("multi30k", "train", source_lang="en", target_lang="de")
     tokenizer = tfm.data.train_tokenizer(pairs, vocab_size=8000, folder="runs/x/tokenizer")
     batches = tfm.data.bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=4096, shuffle=True, seed=0)
+    print(tfm.data.length_report(pairs, tokenizer, max_length=256))   # what the batches leave out
     model.fit(batches, ...)  # ((source_ids, target_in), target_out)
 
 Reserved ids (`tfm.special_tokens`): 0 [PAD], 1 [UNK], 2 [START], 3 [END].
@@ -21,7 +22,7 @@ from tfm.data.batching import (
 )
 from tfm.data.cache import resolve_data_dir
 from tfm.data.datasets import DATASET_NAMES, GENERATED_TASKS, PARSING_TASKS, load_dataset, register_dataset
-from tfm.data.multi30k import download_multi30k, load_multi30k, multi30k_file
+from tfm.data.multi30k import download_multi30k, load_multi30k, load_multi30k_with_summary, multi30k_file
 from tfm.data.splits import SPLITS, canonical_split
 from tfm.data.subword_tokenizer import SubwordTokenizer, train_tokenizer
 from tfm.data.synthetic import (
@@ -33,7 +34,12 @@ from tfm.data.synthetic import (
     sequence_task_ids,
     sequence_task_pairs,
 )
-from tfm.data.text_files import CorpusSummary, load_parallel_files, read_parallel_files
+from tfm.data.text_files import (
+    CorpusSummary,
+    load_parallel_files,
+    load_parallel_files_with_summary,
+    read_parallel_files,
+)
 from tfm.data.tfds_translate import TFDS_NAMES, load_tfds_translate
 from tfm.special_tokens import END_ID, PAD_ID, RESERVED_TOKENS, START_ID, UNK_ID
 
@@ -61,7 +67,9 @@ __all__ = [
     "load_dataset",
     "register_dataset",
     "load_multi30k",
+    "load_multi30k_with_summary",
     "load_parallel_files",
+    "load_parallel_files_with_summary",
     "load_tfds_translate",
     "multi30k_file",
     "number_words_dataset",

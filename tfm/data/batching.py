@@ -20,14 +20,11 @@ what either costs in padding.
 """
 
 import dataclasses
-import logging
 
 import numpy as np
 import tensorflow as tf
 
 from tfm.special_tokens import END_ID, START_ID
-
-logger = logging.getLogger("tfm.data")
 
 _TOKENIZE_CHUNK = 512  # strings per tokenizer call inside the map (one op call per chunk, not per sentence)
 
@@ -35,7 +32,7 @@ _TOKENIZE_CHUNK = 512  # strings per tokenizer call inside the map (one op call 
 def autotune_off():
     """Fresh `tf.data.Options` with autotuning off: what tfm's batching functions set (`_prefetched`).
 
-    A new object per call, so that a caller who changes one changes no one else's.
+    A new object per call, so that a caller who changes one changes no one else's. Takes no arguments.
 
     Example:
         >>> autotune_off().autotune.enabled
@@ -57,6 +54,17 @@ class LengthReport:
         empty: pairs dropped because a side has no subword at all.
         max_length: the limit used.
         longest_source, longest_target: longest `S` and `T = n + 1` seen (before filtering).
+
+    Args:
+        num_pairs, kept, too_long, empty, max_length, longest_source, longest_target: the attributes.
+
+    Example:
+        >>> report = LengthReport(num_pairs=10, kept=7, too_long=2, empty=1, max_length=8, longest_source=12,
+        ...                       longest_target=9)
+        >>> report.filtered
+        3
+        >>> str(report).split(";")[0]
+        '7 of 10 pairs kept'
     """
 
     num_pairs: int
@@ -69,6 +77,7 @@ class LengthReport:
 
     @property
     def filtered(self):
+        """int. Pairs dropped for either reason: `too_long + empty`."""
         return self.too_long + self.empty
 
     def __str__(self):
@@ -81,6 +90,21 @@ def tokenize_pairs(pairs, tokenizer):
     """`(source_text, target_text)` pairs -> `(source_ids, target_ids)` int32 vectors `(S,)`, `(n,)`.
 
     No START / END yet; strings are tokenized in chunks for speed, order is kept.
+
+    Args:
+        pairs: dataset of scalar `(source, target)` tf.string pairs.
+        tokenizer: a `SubwordTokenizer` (anything with `tokenize(strings)` -> ragged).
+
+    Returns:
+        A dataset of `(source_ids (S,), target_ids (n,))` int32 pairs.
+
+    Example:
+        >>> from tfm.data import sequence_task_dataset, train_tokenizer
+        >>> pairs = sequence_task_dataset("validation", num_examples=50)
+        >>> tokenizer = train_tokenizer(pairs, vocab_size=30)
+        >>> source_ids, target_ids = next(iter(tokenize_pairs(pairs, tokenizer)))
+        >>> source_ids.dtype.name, source_ids.shape == target_ids.shape   # reversal keeps the length
+        ('int32', True)
     """
     def tokenize(source, target):  # (C,), (C,) -> ragged (C, None), (C, None)
         return tokenizer.tokenize(source), tokenizer.tokenize(target)
@@ -135,6 +159,14 @@ def length_report(pairs, tokenizer, max_length):
 
     Returns:
         `LengthReport`.
+
+    Example:
+        >>> from tfm.data import sequence_task_dataset, train_tokenizer
+        >>> pairs = sequence_task_dataset("validation", num_examples=50, min_length=3, max_length=10)
+        >>> tokenizer = train_tokenizer(pairs, vocab_size=30)
+        >>> report = length_report(pairs, tokenizer, max_length=6)   # T counts END: at most 5 subwords fit
+        >>> report.num_pairs == report.kept + report.filtered and report.too_long > 0
+        True
     """
     def lengths(source, target):  # (C,) strings -> (C,) source lengths, (C,) target lengths incl. START/END
         return tokenizer.tokenize(source).row_lengths(), tokenizer.tokenize(target).row_lengths() + 1
@@ -159,8 +191,18 @@ def bucket_boundaries(max_length, step=1.1):
     geometric (tensor2tensor's scheme), so a bucket's lengths differ by at most a
     factor `step` and padding stays under about `1 - 1/step` per side.
 
+    Args:
+        max_length: int. The last bound: the longest pair batched.
+        step: float > 1. Growth factor once lengths grow by more than one token a bucket.
+
     Returns:
         list of int, increasing, the last one `max_length`.
+
+    Example:
+        >>> bucket_boundaries(32)
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 24, 26, 28, 30, 32]
+        >>> bucket_boundaries(100, step=2)
+        [1, 2, 4, 8, 16, 32, 64, 100]
     """
     if step <= 1:
         raise ValueError(f"step={step}: buckets must grow, expected > 1")
@@ -173,7 +215,7 @@ def bucket_boundaries(max_length, step=1.1):
 
 def bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=25_000, max_length=256, shuffle=False,
                            shuffle_buffer=20_000, seed=None, drop_remainder=False, pad_to_bucket=False,
-                           bucket_step=1.1, cache=False, return_report=False, batch_multiple=1):
+                           bucket_step=1.1, cache=False, batch_multiple=1):
     """Batches of similar-length pairs holding about `tokens_per_batch` tokens per side (§5.1).
 
     A pair goes to the bucket of its length `L = max(S, T)` (`bucket_boundaries`, as
@@ -188,8 +230,8 @@ def bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=25_000, max_length
         tokenizer: a `SubwordTokenizer`.
         tokens_per_batch: int. Token budget per side. The paper's 25,000 by default.
         max_length: int. Pairs with `S > max_length` or `T > max_length` (T counts
-            START / END) are dropped; so are pairs with an empty side. Count them
-            with `return_report=True`.
+            START / END) are dropped; so are pairs with an empty side. `length_report`
+            counts them.
         shuffle: bool. Shuffle pairs (each epoch anew) before bucketing.
         shuffle_buffer: int. Pairs in the shuffle buffer.
         seed: int or None. Shuffle seed.
@@ -201,15 +243,25 @@ def bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=25_000, max_length
         bucket_step: float. Growth factor of the bucket bounds.
         cache: bool or str. Cache the ids in memory (`True`) or in that file, so later
             epochs skip tokenization.
-        return_report: bool. Also return a `LengthReport` (one extra tokenization pass;
-            it is logged).
         batch_multiple: int. Round every bucket's batch size down to a multiple of
             this (at least one multiple): the replica count under `tf.distribute`,
             so full batches split evenly across replicas.
 
     Returns:
         A `tf.data.Dataset` of `((source_ids (B, S), target_in (B, T)), target_out (B, T))`
-        int32; with `return_report`, `(dataset, report)`.
+        int32.
+
+    Example:
+        >>> from tfm.data import number_words_dataset, train_tokenizer
+        >>> pairs = number_words_dataset("validation", max_number=999, num_validation=100, num_test=10)
+        >>> tokenizer = train_tokenizer(pairs, vocab_size=60)
+        >>> batches = bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=64, max_length=16)
+        >>> (source_ids, target_in), target_out = next(iter(batches))
+        >>> b, s = source_ids.shape
+        >>> b * s <= 64 and target_in.shape == target_out.shape and target_in.shape[0] == b
+        True
+        >>> bool((target_in[:, 0] == START_ID).numpy().all())   # teacher forcing: START y_1 ... y_n
+        True
     """
     _check(max_length, tokens_per_batch=tokens_per_batch, shuffle_buffer=shuffle_buffer)
     if int(batch_multiple) < 1:
@@ -236,31 +288,39 @@ def bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=25_000, max_length
     dataset = _prepare(pairs, tokenizer, max_length, shuffle, shuffle_buffer, seed, cache)
     dataset = dataset.group_by_window(key_func=bucket_id, reduce_func=batch_bucket,
                                       window_size_func=lambda key: batch_sizes[key])
-    dataset = _prefetched(dataset)
-    return _with_report(dataset, pairs, tokenizer, max_length, return_report)
+    return _prefetched(dataset)
 
 
 def pad_to_fixed_length(pairs, tokenizer, batch_size=64, max_length=256, shuffle=False, shuffle_buffer=20_000,
-                        seed=None, drop_remainder=False, cache=False, return_report=False):
+                        seed=None, drop_remainder=False, cache=False):
     """Fixed-size batches, every sequence padded to `max_length` (the simple baseline).
 
     Args:
+        pairs: dataset of scalar `(source, target)` tf.string pairs.
+        tokenizer: a `SubwordTokenizer`.
         batch_size: int. Pairs per batch `B`.
         max_length: int. `S = T = max_length` for every batch; longer pairs and pairs
-            with an empty side are dropped.
-        Others: as in `bucket_by_token_budget`.
+            with an empty side are dropped (`length_report` counts them).
+        shuffle, shuffle_buffer, seed, drop_remainder, cache: as in `bucket_by_token_budget`.
 
     Returns:
         A dataset of `((source_ids (B, L), target_in (B, L)), target_out (B, L))` int32,
-        `L = max_length`; with `return_report`, `(dataset, report)`.
+        `L = max_length`.
+
+    Example:
+        >>> from tfm.data import number_words_dataset, train_tokenizer
+        >>> pairs = number_words_dataset("validation", max_number=999, num_validation=100, num_test=10)
+        >>> tokenizer = train_tokenizer(pairs, vocab_size=60)
+        >>> batches = pad_to_fixed_length(pairs, tokenizer, batch_size=8, max_length=16, drop_remainder=True)
+        >>> [tuple(x.shape) for x in tf.nest.flatten(next(iter(batches)))]
+        [(8, 16), (8, 16), (8, 16)]
     """
     _check(max_length, batch_size=batch_size, shuffle_buffer=shuffle_buffer)
     length = int(max_length)
     dataset = _prepare(pairs, tokenizer, max_length, shuffle, shuffle_buffer, seed, cache)
     dataset = dataset.padded_batch(batch_size, padded_shapes=(([length], [length]), [length]),
                                    drop_remainder=drop_remainder)
-    dataset = _prefetched(dataset)
-    return _with_report(dataset, pairs, tokenizer, max_length, return_report)
+    return _prefetched(dataset)
 
 
 def _prefetched(dataset):
@@ -269,21 +329,13 @@ def _prefetched(dataset):
     `model.fit` makes a new iterator each epoch and deletes the last one. With
     autotuning on, each iterator runs a model thread that sleeps between optimisation
     rounds (10 ms, doubling to 60 s), and in TensorFlow 2.21 deleting the iterator can
-    wait out that sleep: `fit` then sat idle for up to a minute at an epoch's start
-    (measured on Multi30k: 16 of 54 epochs of 83 s took 133-146 s). Prefetching keeps
-    its own buffer tuning (`prefetch(AUTOTUNE)` grows the buffer while the consumer
-    waits) and parallel maps keep TensorFlow's starting parallelism (16 calls, within the
-    machine's thread pool); with `cache=True`, as `train` batches, later epochs read cached ids.
+    wait out that sleep, so an epoch can start up to a minute late (on Multi30k, an
+    83 s epoch can take 146 s). Turning the model thread off loses little:
+    `prefetch(AUTOTUNE)` still grows its buffer while the consumer waits, parallel maps
+    keep TensorFlow's starting parallelism (16 calls, within the machine's thread pool),
+    and with `cache=True`, as `train` batches, later epochs read cached ids.
     """
     return dataset.prefetch(tf.data.AUTOTUNE).with_options(autotune_off())
-
-
-def _with_report(dataset, pairs, tokenizer, max_length, return_report):
-    if not return_report:
-        return dataset
-    report = length_report(pairs, tokenizer, max_length)
-    (logger.warning if report.filtered else logger.info)("%s", report)
-    return dataset, report
 
 
 def padding_fraction(batches, max_batches=None):
@@ -296,6 +348,11 @@ def padding_fraction(batches, max_batches=None):
 
     Returns:
         float in [0, 1]: zeros / positions.
+
+    Example:
+        >>> batch = ((tf.constant([[5, 6, 0, 0]]), tf.constant([[2, 7, 0, 0]])), tf.constant([[7, 3, 0, 0]]))
+        >>> padding_fraction(tf.data.Dataset.from_tensors(batch))
+        0.5
     """
     zeros = total = 0
     for i, batch in enumerate(batches):

@@ -27,6 +27,14 @@ def resolve_data_dir(data_dir=None):
 
     Returns:
         str: `data_dir`, else `$TFM_DATA_DIR`, else the project's `data/cache`.
+
+    Example:
+        >>> resolve_data_dir("/srv/corpora")
+        '/srv/corpora'
+        >>> os.environ[DATA_DIR_ENV] = "/mnt/cache"
+        >>> resolve_data_dir()
+        '/mnt/cache'
+        >>> del os.environ[DATA_DIR_ENV]
     """
     if data_dir is None or str(data_dir) == "":
         data_dir = os.environ.get(DATA_DIR_ENV) or _default_cache_dir()

@@ -14,8 +14,9 @@ The treebank's reader belongs to `tfm.parsing` (data never imports parsing): `tf
 its two names here when it is imported (`register_dataset`), as `tfm.train` and `tfm evaluate` do.
 
 Example:
-    >>> [source.decode() for source, _ in load_dataset("reverse", "train", num_examples=2).as_numpy_iterator()]
-    ['a', 'b']
+    >>> pairs = load_dataset("reverse", "train", num_examples=2, max_length=4)
+    >>> [(source.decode(), target.decode()) for source, target in pairs.take(1).as_numpy_iterator()]
+    [('mike kilo foxtrot golf', 'golf foxtrot kilo mike')]
 """
 
 from tfm.data.multi30k import load_multi30k
@@ -40,6 +41,15 @@ def register_dataset(name, loader):
     Args:
         name: str. One of `DATASET_NAMES` that has no loader here.
         loader: callable `(split, data_dir=None, **kwargs) -> tf.data.Dataset`.
+
+    Example:
+        >>> import tfm.parsing.treebank   # registers "ptb_parse" and "ptb_parse_tags" (NLTK's sample; offline)
+        >>> sorted(name for name in _REGISTERED)
+        ['ptb_parse', 'ptb_parse_tags']
+        >>> register_dataset("my_corpus", lambda split, data_dir=None: None)
+        Traceback (most recent call last):
+        ...
+        ValueError: name='my_corpus': only ['ptb_parse', 'ptb_parse_tags'] are registered from outside tfm.data
     """
     if name not in PARSING_TASKS:
         raise ValueError(f"name={name!r}: only {list(PARSING_TASKS)} are registered from outside tfm.data")
@@ -68,6 +78,16 @@ def load_dataset(name, split="train", source_lang=None, target_lang=None, data_d
     Raises:
         ValueError: for an unknown name (the valid ones are listed) or arguments the
             corpus does not take.
+
+    Example:
+        >>> pairs = load_dataset("numbers", "validation", source_lang="de", max_number=999, num_validation=3,
+        ...                      num_test=3)
+        >>> [(s.decode(), t.decode()) for s, t in pairs.take(1).as_numpy_iterator()]
+        [('einhundert dreiundsechzig', 'one hundred sixty three')]
+        >>> load_dataset("wmt99")
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown dataset name='wmt99'; valid names: [...]
     """
     if name in ("reverse", "copy"):
         if source_lang is not None or target_lang is not None:

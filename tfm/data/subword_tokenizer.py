@@ -45,6 +45,14 @@ def without_identity_notice():
     descriptor 2) each time it loads a model with identity normalization, as every tfm model has,
     and offers no way to lower its log level. Everything else written to stderr meanwhile is
     passed on, after the block.
+
+    Takes no arguments; use it as `with without_identity_notice(): ...`.
+
+    Example:
+        >>> with without_identity_notice():
+        ...     tokenizer = SubwordTokenizer(train_tokenizer(["a b c", "a c b"], vocab_size=10).model_proto)
+        >>> tokenizer.vocab_size
+        10
     """
     try:
         sys.stderr.flush()
@@ -94,9 +102,15 @@ class SubwordTokenizer(tf.Module):
         name: str. Module name.
 
     Example:
-        >>> tokenizer = train_tokenizer(pairs, vocab_size=8000, folder="runs/x/tokenizer")
-        >>> ids = tokenizer.tokenize(["Ein Hund läuft."], add_start_end=True)  # ragged (B, None)
-        >>> tokenizer.detokenize(ids)  # ["Ein Hund läuft."]
+        >>> tokenizer = train_tokenizer(["Ein Hund läuft.", "Zwei Hunde laufen.", "A dog runs."], vocab_size=40)
+        >>> ids = tokenizer.tokenize(["Ein Hund läuft."], add_start_end=True)   # ragged (B, None)
+        >>> int(ids[0, 0]), int(ids[0, -1])                                    # START ... END
+        (2, 3)
+        >>> [text.decode() for text in tokenizer.detokenize(ids).numpy()]
+        ['Ein Hund läuft.']
+        >>> same = SubwordTokenizer(tokenizer.model_proto)                     # from the serialized model
+        >>> same.vocab_size == tokenizer.vocab_size
+        True
     """
 
     def __init__(self, model_proto, name="subword_tokenizer"):
@@ -119,7 +133,13 @@ class SubwordTokenizer(tf.Module):
 
     @property
     def vocab_size(self):
-        """int. Number of ids `V`, the reserved ones included."""
+        """int. Number of ids `V`, the reserved ones included.
+
+        Example:
+            >>> tokenizer = train_tokenizer(["Ein Hund läuft.", "Zwei Hunde laufen.", "A dog runs."], vocab_size=40)
+            >>> tokenizer.vocab_size
+            40
+        """
         return self._vocab_size
 
     def tokenize(self, strings, add_start_end=False):
@@ -131,6 +151,12 @@ class SubwordTokenizer(tf.Module):
 
         Returns:
             int32 ids: `(L,)` for a scalar, a `tf.RaggedTensor` `(B, None)` for a vector.
+
+        Example:
+            >>> tokenizer = train_tokenizer(["Ein Hund läuft.", "Zwei Hunde laufen.", "A dog runs."], vocab_size=40)
+            >>> ids = tokenizer.tokenize("Ein Hund läuft.")                     # a scalar: (L,)
+            >>> ids.dtype.name, tokenizer.tokenize(["Ein Hund.", "A dog."]).shape   # a vector: ragged (B, None)
+            ('int32', TensorShape([2, None]))
         """
         strings = tf.convert_to_tensor(strings, tf.string)
         if strings.shape.rank == 0:
@@ -151,6 +177,12 @@ class SubwordTokenizer(tf.Module):
 
         Returns:
             tf.string: a scalar for `(L,)`, else `(B,)`.
+
+        Example:
+            >>> tokenizer = train_tokenizer(["Ein Hund läuft.", "Zwei Hunde laufen.", "A dog runs."], vocab_size=40)
+            >>> ids = tokenizer.tokenize(["Ein Hund.", "A dog runs."], add_start_end=True).to_tensor()  # (B, L)
+            >>> [text.decode() for text in tokenizer.detokenize(ids).numpy()]
+            ['Ein Hund.', 'A dog runs.']
         """
         if not isinstance(ids, tf.RaggedTensor):
             ids = tf.convert_to_tensor(ids)
@@ -163,15 +195,48 @@ class SubwordTokenizer(tf.Module):
         return self._sentencepiece.detokenize(tf.ragged.boolean_mask(ids, keep))
 
     def id_to_token(self, ids):
-        """The subword strings of `ids` (any shape, ragged too), e.g. `▁Hund`, `[END]`."""
+        """The subword strings of `ids` (any shape, ragged too), e.g. `▁Hund`, `[END]`.
+
+        Args:
+            ids: int ids, any shape (a `tf.RaggedTensor` too).
+
+        Returns:
+            tf.string of the same shape.
+
+        Example:
+            >>> tokenizer = train_tokenizer(["Ein Hund läuft.", "Zwei Hunde laufen.", "A dog runs."], vocab_size=40)
+            >>> [t.decode() for t in tokenizer.id_to_token([0, 1, 2, 3]).numpy()]
+            ['[PAD]', '[UNK]', '[START]', '[END]']
+        """
         return self._sentencepiece.id_to_string(ids)
 
     def vocabulary(self):
-        """list of str: every token, in id order (for plots and `vocab.txt`)."""
+        """list of str: every token, in id order (for plots and `vocab.txt`).
+
+        Example:
+            >>> tokenizer = train_tokenizer(["Ein Hund läuft.", "Zwei Hunde laufen.", "A dog runs."], vocab_size=40)
+            >>> vocabulary = tokenizer.vocabulary()
+            >>> len(vocabulary), vocabulary[:4]
+            (40, ['[PAD]', '[UNK]', '[START]', '[END]'])
+        """
         return [t.decode("utf-8") for t in self.id_to_token(tf.range(self.vocab_size)).numpy()]
 
     def save(self, folder):
-        """Writes `sentencepiece.model`, a readable `vocab.txt` and `tokenizer.json` into `folder`."""
+        """Writes `sentencepiece.model`, a readable `vocab.txt` and `tokenizer.json` into `folder`.
+
+        Args:
+            folder: str. Created if needed.
+
+        Returns:
+            str: `folder`.
+
+        Example:
+            >>> tokenizer = train_tokenizer(["Ein Hund läuft.", "Zwei Hunde laufen.", "A dog runs."], vocab_size=40)
+            >>> import tempfile
+            >>> tmp = tempfile.TemporaryDirectory()
+            >>> sorted(os.listdir(tokenizer.save(tmp.name)))
+            ['sentencepiece.model', 'tokenizer.json', 'vocab.txt']
+        """
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, MODEL_FILE), "wb") as f:
             f.write(self.model_proto)
@@ -184,7 +249,22 @@ class SubwordTokenizer(tf.Module):
 
     @classmethod
     def load(cls, folder):
-        """The tokenizer `save` wrote into `folder` (a run folder's `tokenizer/`)."""
+        """The tokenizer `save` wrote into `folder` (a run folder's `tokenizer/`).
+
+        Args:
+            folder: str. A folder `save` wrote.
+
+        Raises:
+            FileNotFoundError: no `sentencepiece.model` in `folder`.
+            ValueError: the file is damaged (named).
+
+        Example:
+            >>> tokenizer = train_tokenizer(["Ein Hund läuft.", "Zwei Hunde laufen.", "A dog runs."], vocab_size=40)
+            >>> import tempfile
+            >>> tmp = tempfile.TemporaryDirectory()
+            >>> SubwordTokenizer.load(tokenizer.save(tmp.name)).vocabulary() == tokenizer.vocabulary()
+            True
+        """
         path = os.path.join(folder, MODEL_FILE)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"no tokenizer in {folder!r}: {MODEL_FILE} not found")
@@ -235,6 +315,12 @@ def train_tokenizer(dataset_or_texts, vocab_size, folder=None, model_type="bpe",
 
     Returns:
         `SubwordTokenizer`.
+
+    Example:
+        >>> pairs = [("Ein Hund läuft.", "A dog runs."), ("Zwei Hunde laufen.", "Two dogs run.")]   # both sides
+        >>> tokenizer = train_tokenizer(pairs, vocab_size=40, whole_tokens=["(NP"])
+        >>> [t.decode() for t in tokenizer.id_to_token(tokenizer.tokenize("(NP")).numpy()]   # one subword
+        ['▁(NP']
     """
     try:
         import sentencepiece as spm

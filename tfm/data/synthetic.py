@@ -35,6 +35,11 @@ def sequence_task_ids(num_examples, vocab_size=20, min_length=3, max_length=10, 
         `((source, target_in), target_out)` int32 arrays: source `(n, max_length)`,
         target_in / target_out `(n, max_length + 1)`, zero-padded. `target_in`
         starts with START; `target_out` ends with END (teacher forcing).
+
+    Example:
+        >>> (source, target_in), target_out = sequence_task_ids(2, vocab_size=10, min_length=3, max_length=4)
+        >>> source[0], target_in[0], target_out[0]
+        (array([7, 5, 5, 4], dtype=int32), array([2, 4, 5, 5, 7], dtype=int32), array([4, 5, 5, 7, 3], dtype=int32))
     """
     if task not in ("reverse", "copy"):
         raise ValueError(f"task={task!r}: expected 'reverse' or 'copy'")
@@ -100,6 +105,11 @@ def sequence_task_pairs(split="train", task="reverse", num_examples=None, num_sy
 
     Returns:
         `(sources, targets)`: two lists of `str`, same length.
+
+    Example:
+        >>> sources, targets = sequence_task_pairs("validation", num_examples=2, max_length=4)
+        >>> sources[0], targets[0]
+        ('bravo charlie echo', 'echo charlie bravo')
     """
     split = canonical_split(split)
     if task not in ("reverse", "copy"):
@@ -164,6 +174,13 @@ def english_number(n):
 
     Args:
         n: int in 1..999,999.
+
+    Returns:
+        str.
+
+    Example:
+        >>> english_number(321), english_number(40_017)
+        ('three hundred twenty one', 'forty thousand seventeen')
     """
     _check_number(n)
     thousands, rest = divmod(n, 1000)
@@ -206,6 +223,10 @@ def german_number(n, split_compounds=False):
         split_compounds: bool. Space the morphemes too: "drei hundert ein und zwanzig",
             so a word-level vocabulary shows the crossing alignment (one -> ein,
             twenty -> zwanzig) token for token. Defaults to `False`.
+
+    Example:
+        >>> german_number(321), german_number(321, split_compounds=True)
+        ('dreihundert einundzwanzig', 'drei hundert ein und zwanzig')
     """
     _check_number(n)
     thousands, rest = divmod(n, 1000)
@@ -240,6 +261,11 @@ def number_words_pairs(split="train", source_lang="en", target_lang="de", max_nu
 
     Returns:
         `(sources, targets)`: two lists of `str`.
+
+    Example:
+        >>> sources, targets = number_words_pairs("test", max_number=999, num_validation=10, num_test=10)
+        >>> len(sources), sources[0], targets[0]
+        (10, 'five hundred forty nine', 'fünfhundert neunundvierzig')
     """
     split = canonical_split(split)
     for name, lang in (("source_lang", source_lang), ("target_lang", target_lang)):
@@ -272,10 +298,31 @@ def _pairs_dataset(sources, targets):
 
 
 def sequence_task_dataset(split="train", task="reverse", **kwargs):
-    """`sequence_task_pairs` as a `tf.data.Dataset` of scalar `(source, target)` tf.string pairs."""
+    """`sequence_task_pairs` as a `tf.data.Dataset` of scalar `(source, target)` tf.string pairs.
+
+    Args:
+        split, task: as in `sequence_task_pairs`.
+        **kwargs: `num_examples`, `num_symbols`, `min_length`, `max_length`, `seed` of `sequence_task_pairs`.
+
+    Example:
+        >>> pairs = sequence_task_dataset("validation", task="copy", num_examples=2, max_length=4)
+        >>> [(s.decode(), t.decode()) for s, t in pairs.take(1).as_numpy_iterator()]
+        [('bravo charlie echo', 'bravo charlie echo')]
+    """
     return _pairs_dataset(*sequence_task_pairs(split, task=task, **kwargs))
 
 
 def number_words_dataset(split="train", source_lang="en", target_lang="de", **kwargs):
-    """`number_words_pairs` as a `tf.data.Dataset` of scalar `(source, target)` tf.string pairs."""
+    """`number_words_pairs` as a `tf.data.Dataset` of scalar `(source, target)` tf.string pairs.
+
+    Args:
+        split, source_lang, target_lang: as in `number_words_pairs`.
+        **kwargs: `max_number`, `num_validation`, `num_test`, `split_compounds`, `seed` of `number_words_pairs`.
+
+    Example:
+        >>> pairs = number_words_dataset("test", source_lang="de", target_lang="en", max_number=999, num_validation=10,
+        ...                              num_test=10)
+        >>> int(pairs.cardinality())
+        10
+    """
     return _pairs_dataset(*number_words_pairs(split, source_lang=source_lang, target_lang=target_lang, **kwargs))

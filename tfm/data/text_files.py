@@ -29,6 +29,17 @@ class CorpusSummary:
         blank: pairs skipped because a side was blank (whitespace only).
         invalid_utf8: pairs skipped because a side was not valid UTF-8.
         skipped_line_numbers: 1-based numbers of the first skipped lines (at most 20).
+
+    Args:
+        source_path, target_path, num_lines, num_pairs, blank, invalid_utf8, skipped_line_numbers:
+            the attributes.
+
+    Example:
+        >>> summary = CorpusSummary("a.de", "a.en", num_lines=3, num_pairs=2, blank=1, skipped_line_numbers=(2,))
+        >>> summary.skipped
+        1
+        >>> print(summary)
+        a.de | a.en: 2 of 3 pairs kept; skipped 1 blank and 0 invalid UTF-8 (lines 2)
     """
 
     source_path: str
@@ -65,8 +76,24 @@ def read_lines(path):
     Lines break on `\\n` only (a `\\r` before it is removed later with the other
     whitespace), so a stray U+2028 in a sentence never splits it.
 
+    Args:
+        path: str or path-like. A plain or gzip text file (gzip is recognised by its magic bytes).
+
+    Returns:
+        list of `bytes`, one per line.
+
     Raises:
         FileNotFoundError: naming the missing path.
+        ValueError: `path` is a folder, or a damaged gzip file.
+
+    Example:
+        >>> import gzip, os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "lines.txt")   # any name: gzip is told by content
+        >>> with gzip.open(path, "wb") as f:
+        ...     _ = f.write(b"Ein Hund.\\r\\nZwei Katzen.\\n")
+        >>> read_lines(path)
+        [b'Ein Hund.\\r', b'Zwei Katzen.']
     """
     path = os.fspath(path)
     if os.path.isdir(path):
@@ -96,6 +123,16 @@ def read_parallel_files(source_path, target_path, strict=False):
     Raises:
         ValueError: the files have different line counts (both files and counts are
             named), the corpus is empty or has no usable pair, or (strict) a bad line.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> folder = pathlib.Path(tmp.name)
+        >>> _ = (folder / "a.de").write_bytes(b"  Ein Hund. \\n\\xff\\n")   # line 2 is not UTF-8
+        >>> _ = (folder / "a.en").write_bytes(b"A dog.\\nA cat.\\n")
+        >>> sources, targets, summary = read_parallel_files(folder / "a.de", folder / "a.en")
+        >>> sources, targets, summary.invalid_utf8
+        (['Ein Hund.'], ['A dog.'], 1)
     """
     source_path, target_path = os.fspath(source_path), os.fspath(target_path)
     source_lines, target_lines = read_lines(source_path), read_lines(target_path)
@@ -138,18 +175,52 @@ def read_parallel_files(source_path, target_path, strict=False):
     return sources, targets, summary
 
 
-def load_parallel_files(source_path, target_path, strict=False, return_summary=False):
+def load_parallel_files(source_path, target_path, strict=False):
     """A parallel corpus from two local files, as a `tf.data.Dataset`.
+
+    What was skipped is logged; `load_parallel_files_with_summary` also returns it.
 
     Args:
         source_path, target_path: plain or gzip text files, line-aligned.
         strict: bool. Refuse blank or invalid UTF-8 lines instead of skipping them.
-        return_summary: bool. Also return the `CorpusSummary` (it is logged either way).
 
     Returns:
-        A dataset of scalar `(source, target)` tf.string pairs, in file order;
-        with `return_summary`, `(dataset, summary)`.
+        A dataset of scalar `(source, target)` tf.string pairs, in file order.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> folder = pathlib.Path(tmp.name)
+        >>> _ = (folder / "train.de").write_text("Ein Hund.\\nZwei Katzen.\\n")
+        >>> _ = (folder / "train.en").write_text("A dog.\\nTwo cats.\\n")
+        >>> pairs = load_parallel_files(folder / "train.de", folder / "train.en")
+        >>> [(s.decode(), t.decode()) for s, t in pairs.as_numpy_iterator()]
+        [('Ein Hund.', 'A dog.'), ('Zwei Katzen.', 'Two cats.')]
+    """
+    return load_parallel_files_with_summary(source_path, target_path, strict=strict)[0]
+
+
+def load_parallel_files_with_summary(source_path, target_path, strict=False):
+    """`load_parallel_files`, and the `CorpusSummary` of what it kept and skipped.
+
+    Args:
+        source_path, target_path: plain or gzip text files, line-aligned.
+        strict: bool. Refuse blank or invalid UTF-8 lines instead of skipping them.
+
+    Returns:
+        `(dataset, summary)`: the scalar `(source, target)` tf.string pairs in file order,
+        and a `CorpusSummary`.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> folder = pathlib.Path(tmp.name)
+        >>> _ = (folder / "train.de").write_text("Ein Hund.\\n\\nZwei Katzen.\\n")
+        >>> _ = (folder / "train.en").write_text("A dog.\\nA cat.\\nTwo cats.\\n")
+        >>> pairs, summary = load_parallel_files_with_summary(folder / "train.de", folder / "train.en")
+        >>> summary.num_pairs, summary.blank, summary.skipped_line_numbers
+        (2, 1, (2,))
     """
     sources, targets, summary = read_parallel_files(source_path, target_path, strict=strict)
     dataset = tf.data.Dataset.from_tensor_slices((tf.constant(sources, tf.string), tf.constant(targets, tf.string)))
-    return (dataset, summary) if return_summary else dataset
+    return dataset, summary

@@ -17,7 +17,15 @@ TFDS_NAMES = ("wmt14_translate/de-en", "wmt_t2t_translate/de-en", "ted_hrlr_tran
 
 
 def config_langs(name):
-    """The two languages a builder config names, in order: "de-en" -> ("de", "en"), "pt_to_en" -> ("pt", "en")."""
+    """The two languages a builder config names, in order: "de-en" -> ("de", "en"), "pt_to_en" -> ("pt", "en").
+
+    Args:
+        name: str. A TFDS builder name with its config, e.g. "wmt14_translate/de-en".
+
+    Example:
+        >>> config_langs("wmt14_translate/de-en"), config_langs("ted_hrlr_translate/pt_to_en")
+        (('de', 'en'), ('pt', 'en'))
+    """
     config = name.split("/", 1)[-1]
     match = re.fullmatch(r"([a-z]+)(?:-|_to_)([a-z]+)", config)
     if not match:
@@ -41,6 +49,15 @@ def load_tfds_translate(name, split="train", source_lang=None, target_lang=None,
 
     Returns:
         A `tf.data.Dataset` of scalar tf.string pairs.
+
+    Example:
+        TFDS' mock data stands in for the real builder here (no download):
+
+        >>> import tensorflow_datasets as tfds
+        >>> with tfds.testing.mock_data(num_examples=2):
+        ...     pairs = load_tfds_translate("ted_hrlr_translate/pt_to_en", "train", source_lang="en")
+        >>> [spec.dtype.name for spec in pairs.element_spec]
+        ['string', 'string']
     """
     import tensorflow_datasets as tfds
 

@@ -1,36 +1,48 @@
 """Decoding (Vaswani et al., 2017, §6.1): search over ids, and text in / text out.
 
-    search.py       greedy and beam search with the length penalty, KV cache, tf.while_loop: a SearchResult
-    search_parts.py SearchResult, the length penalty, the beam size's check, the searches' step helpers
-    greedy.py       greedy search
-    beam.py         beam search (k alive and k finished hypotheses per sentence)
-    batch_state.py  the search's state when a decided sentence leaves the batch (dynamic shapes)
-    constraints.py  constrained decoding: the `Constraint` protocol (§6.3's trees: `tfm.parsing.TreeConstraint`)
-    adapters.py     how the search sees a Transformer or a Seq2Seq (start / step)
-    text.py         the input/output rules shared with the exported SavedModel
-    outputs.py      n-best and alignments, shared with the exported SavedModel
-    translator.py   `Translator`: sentences in, translations out
+    translator.py     `Translator`: sentences in, translations out (`Translator.from_run` for a run folder)
+    search_entry.py   `search`: greedy or beam search, with the length penalty and the KV cache: a SearchResult
+    greedy.py         greedy search
+    beam.py           beam search (k alive and k finished hypotheses per sentence)
+    search_core.py    SearchResult, the length penalty, the beam size's check, the steps both searches take
+    batch_state.py    the search's state when a decided sentence leaves the batch (dynamic shapes)
+    decodable.py      how the search sees a model: `start` / `step` over a `DecodingState`
+    constraints.py    constrained decoding: the `Constraint` protocol (§6.3's trees: `tfm.parsing.TreeConstraint`)
+    nbest.py          n-best lists and alignments, shared with the exported SavedModel
+    input_rule.py     the input rule in plain Python (for what runs without TensorFlow)
+    input_rule_ops.py the input rule in TensorFlow ops, shared with the exported SavedModel
+    evaluation.py     BLEU and chrF with sacreBLEU (§6.1, Table 2)
+
+Every model decodes through one interface, `encode` -> `DecodingState` and `decode_step`
+(`tfm.models.decoding_state`); `DecodingState` is importable from here too.
+
+Example:
+    >>> from tfm import Transformer
+    >>> from tfm.decoding import search
+    >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1, max_extra_length=3)
+    >>> result = search(model, [[5, 6, 7]], beam_size=2)    # ids in: a SearchResult, T_max = 3 + 3 + 1
+    >>> result.sequences.shape, result.all_sequences.shape
+    (TensorShape([1, 7]), TensorShape([1, 2, 7]))
 """
 
-from tfm.decoding.decodable import (
-    DEFAULT_MAX_EXTRA_LENGTH,
-    Decodable,
-    Seq2SeqDecodable,
-    TransformerDecodable,
-    as_decodable,
-)
-from tfm.decoding.constraints import Constraint
-from tfm.decoding.search import (
-    NEG_INF,
-    SearchResult,
-    beam_search,
-    validate_beam_size,
-    greedy_search,
-    length_penalty,
-    search,
-)
-from tfm.decoding.translator import LENGTH_MULTIPLE, Translator, attention_maps, translate
+from tfm._lazy import lazy_attributes as _lazy_attributes
 
-__all__ = ["Constraint", "DEFAULT_MAX_EXTRA_LENGTH", "Decodable", "LENGTH_MULTIPLE", "NEG_INF", "SearchResult",
-           "Seq2SeqDecodable", "TransformerDecodable", "Translator", "as_decodable", "attention_maps", "beam_search",
-           "validate_beam_size", "greedy_search", "length_penalty", "search", "translate"]
+# Public name -> the module that defines it, imported on first use (PEP 562): `tfm.decoding.input_rule`
+# (what CTranslate2Translator reads) starts no TensorFlow.
+_EXPORTS = {
+    "DecodingState": "tfm.models.decoding_state",
+    **dict.fromkeys(("DEFAULT_MAX_EXTRA_LENGTH", "Decodable", "ModelDecodable", "as_decodable"),
+                    "tfm.decoding.decodable"),
+    "Constraint": "tfm.decoding.constraints",
+    **dict.fromkeys(("NEG_INF", "SearchResult", "length_penalty", "validate_beam_size"), "tfm.decoding.search_core"),
+    "beam_search": "tfm.decoding.beam",
+    "greedy_search": "tfm.decoding.greedy",
+    "search": "tfm.decoding.search_entry",
+    **dict.fromkeys(("LENGTH_MULTIPLE", "Translator", "attention_maps", "translate"), "tfm.decoding.translator"),
+}
+_SUBMODULES = ("batch_state", "beam", "constraints", "decodable", "evaluation", "greedy", "input_rule",
+               "input_rule_ops", "nbest", "search_core", "search_entry", "translator")
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = _lazy_attributes(__name__, _EXPORTS, _SUBMODULES)

@@ -3,15 +3,23 @@
 tensor2tensor's scheme: `k` alive and `k` finished hypotheses per sentence, the top `2k` continuations
 ranked at every step, a sentence stopped once no alive hypothesis can beat its worst finished one. Greedy
 search is `tfm.decoding.greedy`; how both run (the cache, dynamic shapes, the length limit) is
-`tfm.decoding.search`'s docstring.
+`tfm.decoding.search_entry`'s docstring.
 """
 
 import numpy as np
 import tensorflow as tf
 
-from tfm.decoding import batch_state
-from tfm.decoding.search_core import (NEG_INF, SearchResult, _best_tokens, _finalize, _start_search,
-                                       _start_sequences, _write_column, length_penalty)
+from tfm.decoding.batch_state import retire, store, take, while_loop
+from tfm.decoding.search_core import (
+    NEG_INF,
+    SearchResult,
+    best_tokens,
+    finalize,
+    length_penalty,
+    start_search,
+    start_sequences,
+    write_column,
+)
 from tfm.special_tokens import END_ID
 
 
@@ -77,25 +85,24 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         >>> bool(tf.reduce_all(result.all_scores[:, :-1] >= result.all_scores[:, 1:]))   # best first
         True
     """
-    decodable, k, alpha, static_shapes, source_ids, limits, max_steps, batch, static, dynamic = _start_search(
+    decodable, k, alpha, static_shapes, source_ids, limits, max_steps, batch, decoding = start_search(
         model, source_ids, alpha, max_extra_length, use_cache, static_shapes, beam_size=beam_size)
-    static = dict(static)
-    shared = static.pop("shared", {})  # one row per sentence, read by all its beams
-    # Every beam of sentence b sits at row b * K + j.
+    # Every beam of sentence b sits at row b * K + j: the cache and the limits get a row per beam, the
+    # memory keeps one per sentence (the K beams of a sentence read one copy of it).
     tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731
-    rows = {"static": tf.nest.map_structure(tile, static), "dynamic": tf.nest.map_structure(tile, dynamic),
-            "limit": tile(limits)}  # (N = B * K, ...)
+    rows = {"cache": tf.nest.map_structure(tile, decoding.cache), "limit": tile(limits)}  # (N = B * K, ...)
     if constraint is not None:
         rows["constraint"] = tile(constraint.sentence_info(source_ids))
 
-    alive_seq = _start_sequences([batch, k], max_steps)  # (B, K, T_max + 1)
+    alive_seq = start_sequences([batch, k], max_steps)  # (B, K, T_max + 1)
     results = {
         "steps": tf.zeros([batch], tf.int32), "alive_seq": alive_seq,
         # Only beam 0 is live at the start, so the first step expands one hypothesis, not k copies.
         "alive_log_probs": tf.tile(tf.constant([[0.0] + [NEG_INF] * (k - 1)]), [batch, 1]),  # (B, K)
         "finished_seq": tf.zeros_like(alive_seq), "finished_scores": tf.fill([batch, k], NEG_INF),
     }
-    sentence = {"position": tf.range(batch), "limit": limits, "shared": shared, **results}
+    # The DecodingState's memory and memory_mask, one row per sentence; its cache is in `rows`.
+    sentence = {"position": tf.range(batch), "limit": limits, "decoding": decoding._replace(cache=()), **results}
     if static_shapes:  # decided sentences stay in the batch, frozen
         sentence["decided"] = tf.zeros([batch], tf.bool)
     state = {"sentence": sentence, "rows": rows}
@@ -111,18 +118,18 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         s, r = dict(state["sentence"]), state["rows"]
         active = tf.shape(s["position"])[0]  # b: sentences still searching
         flat_seq = tf.reshape(s["alive_seq"], [active * k, -1])  # (b, K, L) -> (N, L)
-        static = {**r["static"], "shared": s["shared"]} if shared else r["static"]
-        logits, dynamic = decodable.step(flat_seq, index, static, r["dynamic"], use_cache)  # (N, V)
+        decoding = s["decoding"]._replace(cache=r["cache"])  # b memories, N = b * K hypotheses
+        logits, decoding = decodable.step(flat_seq, index, decoding, use_cache)  # (N, V)
         # The 2k best continuations: even if k of them end, k remain to stay alive. They are
         # among the 2k best tokens of each beam, so only those k * 2k candidates are ranked.
         allowed = None if constraint is None else constraint.allowed(flat_seq, index, r["constraint"])
-        token_log_probs, tokens = _best_tokens(logits, index, r["limit"], 2 * k, allowed)  # (N, 2K) each
+        token_log_probs, tokens = best_tokens(logits, index, r["limit"], 2 * k, allowed)  # (N, 2K) each
         candidates = s["alive_log_probs"][:, :, tf.newaxis] + tf.reshape(token_log_probs, [active, k, 2 * k])
         candidates = tf.reshape(candidates, [active, k * 2 * k])  # (b, K, 2K) -> (b, K*2K)
         top_log_probs, top_ids = tf.math.top_k(candidates, k=2 * k)  # (b, 2K)
         top_beams = top_ids // (2 * k)  # (b, 2K)
         top_tokens = tf.gather(tf.reshape(tokens, [active, k * 2 * k]), top_ids, batch_dims=1)  # (b, 2K)
-        top_seq = _write_column(_gather_beams(s["alive_seq"], top_beams), index + 1, top_tokens)  # (b, 2K, L)
+        top_seq = write_column(_gather_beams(s["alive_seq"], top_beams), index + 1, top_tokens)  # (b, 2K, L)
         ends = tf.equal(top_tokens, END_ID)
 
         # Alive: the best k that did not end.
@@ -130,7 +137,7 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         s["alive_seq"] = _gather_beams(top_seq, alive_pos)  # (b, K, L)
         source_beams = _gather_beams(top_beams, alive_pos)  # (b, K): which old beam each came from
         beam_rows = tf.reshape(source_beams + tf.range(active)[:, tf.newaxis] * k, [-1])  # (N,)
-        dynamic = batch_state.take(dynamic, beam_rows)
+        cache = take(decoding.cache, beam_rows)  # each beam's cache follows it
 
         # Finished: the best k among the old finished and those that ended now.
         new_scores = tf.where(ends, top_log_probs / length_penalty(index + 1, alpha), NEG_INF)  # (b, 2K)
@@ -145,22 +152,22 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
             s.update(_keep_decided(old["decided"], {name: old[name] for name in results},
                                    {name: s[name] for name in results}))
             s["decided"] = tf.logical_or(old["decided"], done)
-        state = {"sentence": s, "rows": {**r, "dynamic": dynamic}}
+        state = {"sentence": s, "rows": {**r, "cache": cache}}
         if not static_shapes:
-            state, outputs = batch_state.retire(done, state, outputs, s, per_sentence=k)
+            state, outputs = retire(done, state, outputs, s, per_sentence=k)
         return index + 1, state, outputs
 
-    steps, state, outputs = batch_state.while_loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
+    steps, state, outputs = while_loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
     everyone = tf.ones_like(state["sentence"]["position"], tf.bool)
-    out = batch_state.store(outputs, state["sentence"]["position"], state["sentence"], everyone)
+    out = store(outputs, state["sentence"]["position"], state["sentence"], everyone)
 
     # Every sentence finishes (END is forced at its limit); fall back to alive all the same.
     finished_scores = out["finished_scores"]
     has_finished = finished_scores[:, 0] > NEG_INF  # (B,)
     alive_scores = out["alive_log_probs"][:, 0] / length_penalty(out["steps"], alpha)
     best_seq = tf.where(has_finished[:, tf.newaxis], out["finished_seq"][:, 0], out["alive_seq"][:, 0])
-    tokens, lengths = _finalize(best_seq)
-    all_tokens, _ = _finalize(tf.reshape(out["finished_seq"], [batch * k, -1]))  # (B, K, L) -> (B*K, L - 1)
+    tokens, lengths = finalize(best_seq)
+    all_tokens, _ = finalize(tf.reshape(out["finished_seq"], [batch * k, -1]))  # (B, K, L) -> (B*K, L - 1)
     return SearchResult(sequences=tokens, lengths=lengths, scores=tf.where(has_finished, finished_scores[:, 0],
                                                                            alive_scores),
                         steps=steps, all_sequences=tf.reshape(all_tokens, [batch, k, -1]), all_scores=finished_scores)

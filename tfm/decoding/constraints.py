@@ -36,11 +36,15 @@ class Constraint:
 
     Example: a constraint that never writes token 7.
 
-        class Never7(Constraint):
-            vocab_size = 100
-
-            def allowed(self, prefix, index, info):
-                return tf.tile((tf.range(self.vocab_size) != 7)[tf.newaxis], [tf.shape(prefix)[0], 1])
+        >>> class Never7(Constraint):
+        ...     vocab_size = 100
+        ...     def allowed(self, prefix, index, info):
+        ...         return tf.tile((tf.range(self.vocab_size) != 7)[tf.newaxis], [tf.shape(prefix)[0], 1])
+        >>> never7 = Never7()
+        >>> info = never7.sentence_info(tf.constant([[5, 6, 0], [8, 0, 0]]))   # (B,): nothing to know
+        >>> allowed = never7.allowed(tf.constant([[2, 0, 0], [2, 0, 0]]), 0, info)
+        >>> tuple(allowed.shape), bool(allowed[0, 7]), bool(allowed[0, 8])
+        ((2, 100), False, True)
 
     Attributes:
         vocab_size: int. The ids the constraint covers; `Translator` refuses a constraint whose

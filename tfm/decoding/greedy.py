@@ -1,14 +1,21 @@
 """Greedy search (Vaswani et al., 2017, §6.1 with beam size 1): the most likely next token at every step.
 
 Beam search is `tfm.decoding.beam`; how both run (the cache, dynamic shapes, the length limit) is
-`tfm.decoding.search`'s docstring.
+`tfm.decoding.search_entry`'s docstring.
 """
 
 import tensorflow as tf
 
-from tfm.decoding import batch_state
-from tfm.decoding.search_core import (SearchResult, _best_tokens, _finalize, _start_search, _start_sequences,
-                                       _write_column, length_penalty)
+from tfm.decoding.batch_state import retire, store, while_loop
+from tfm.decoding.search_core import (
+    SearchResult,
+    best_tokens,
+    finalize,
+    length_penalty,
+    start_search,
+    start_sequences,
+    write_column,
+)
 from tfm.special_tokens import END_ID, PAD_ID
 
 
@@ -46,17 +53,18 @@ def greedy_search(model, source_ids, alpha=0.6, max_extra_length=None, use_cache
         >>> bool(tf.reduce_all(result.lengths <= [3 + 4, 2 + 4]))   # source length + max_extra_length
         True
     """
-    decodable, _, alpha, static_shapes, source_ids, limits, max_steps, batch, static, dynamic = _start_search(
+    decodable, _, alpha, static_shapes, source_ids, limits, max_steps, batch, decoding = start_search(
         model, source_ids, alpha, max_extra_length, use_cache, static_shapes)
 
     sentence = {
         "position": tf.range(batch), "limit": limits,
-        "sequence": _start_sequences([batch], max_steps),  # (B, T_max + 1)
+        "sequence": start_sequences([batch], max_steps),  # (B, T_max + 1)
         "finished": tf.zeros([batch], tf.bool), "score": tf.zeros([batch], tf.float32),
+        "decoding": decoding,  # one hypothesis per sentence: the whole DecodingState has one row each
     }
     if constraint is not None:
         sentence["constraint"] = constraint.sentence_info(source_ids)  # (B,)
-    state = {"sentence": sentence, "rows": {"static": static, "dynamic": dynamic}}
+    state = {"sentence": sentence, "rows": {}}
     outputs = {name: tf.zeros_like(sentence[name]) for name in ("sequence", "score")}
 
     def cond(index, state, outputs):
@@ -64,24 +72,24 @@ def greedy_search(model, source_ids, alpha=0.6, max_extra_length=None, use_cache
         return tf.logical_and(index < max_steps, tf.logical_not(tf.reduce_all(finished)))
 
     def body(index, state, outputs):
-        s, rows = dict(state["sentence"]), state["rows"]
-        logits, dynamic = decodable.step(s["sequence"], index, rows["static"], rows["dynamic"], use_cache)  # (b, V)
+        s = dict(state["sentence"])
+        logits, s["decoding"] = decodable.step(s["sequence"], index, s["decoding"], use_cache)  # (b, V)
         allowed = None if constraint is None else constraint.allowed(s["sequence"], index, s["constraint"])
-        token_log_probs, tokens = _best_tokens(logits, index, s["limit"], 1, allowed)  # (b, 1) each
+        token_log_probs, tokens = best_tokens(logits, index, s["limit"], 1, allowed)  # (b, 1) each
         token_log_probs, tokens = token_log_probs[:, 0], tokens[:, 0]  # (b,)
         s["score"] += tf.where(s["finished"], 0.0, token_log_probs)
         tokens = tf.where(s["finished"], PAD_ID, tokens)
-        s["sequence"] = _write_column(s["sequence"], index + 1, tokens)
+        s["sequence"] = write_column(s["sequence"], index + 1, tokens)
         s["finished"] = tf.logical_or(s["finished"], tf.equal(tokens, END_ID))
-        state = {"sentence": s, "rows": {"static": rows["static"], "dynamic": dynamic}}
+        state = {"sentence": s, "rows": {}}
         if not static_shapes:
-            state, outputs = batch_state.retire(s["finished"], state, outputs, s, per_sentence=1)
+            state, outputs = retire(s["finished"], state, outputs, s, per_sentence=1)
         return index + 1, state, outputs
 
-    steps, state, outputs = batch_state.while_loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
+    steps, state, outputs = while_loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
     everyone = tf.ones_like(state["sentence"]["finished"])  # the sentences still in the batch at the end
-    outputs = batch_state.store(outputs, state["sentence"]["position"], state["sentence"], everyone)
-    tokens, lengths = _finalize(outputs["sequence"])
+    outputs = store(outputs, state["sentence"]["position"], state["sentence"], everyone)
+    tokens, lengths = finalize(outputs["sequence"])
     scores = outputs["score"] / length_penalty(lengths + 1, alpha)  # |Y| = tokens + END
     return SearchResult(sequences=tokens, lengths=lengths, scores=scores, steps=steps,
                         all_sequences=tokens[:, tf.newaxis], all_scores=scores[:, tf.newaxis])

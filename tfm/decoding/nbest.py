@@ -31,6 +31,18 @@ def nbest(tokenizer, result, has_source):
 
     Returns:
         `(translations tf.string (B, k), scores float32 (B, k))`, best first.
+
+    Example:
+        >>> from tfm.data import number_words_pairs, train_tokenizer
+        >>> from tfm.decoding import SearchResult
+        >>> sources, targets = number_words_pairs("train", max_number=2000)
+        >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
+        >>> two, three = tokenizer.tokenize(["two", "three"]).to_tensor().numpy()
+        >>> result = SearchResult(*[None] * 4, all_sequences=tf.constant([[two, three]]),   # (B, k, T): k = 2
+        ...                       all_scores=tf.constant([[-0.5, float("-inf")]]))          # slot 2 not filled
+        >>> texts, scores = nbest(tokenizer, result, has_source=tf.constant([True]))
+        >>> texts.numpy().tolist(), scores.numpy().tolist()
+        ([[b'two', b'']], [[-0.5, -inf]])
     """
     sequences, scores = result.all_sequences, result.all_scores
     batch, k = tf.shape(sequences)[0], tf.shape(sequences)[1]
@@ -45,7 +57,16 @@ def nbest(tokenizer, result, has_source):
 
 
 def validate_alignment_layer(model, layer):
-    """Raises ValueError unless `model` has cross-attention in decoder layer `layer` (Python indexing)."""
+    """Raises ValueError unless `model` has cross-attention in decoder layer `layer` (Python indexing).
+
+    Example:
+        >>> from tfm import Transformer
+        >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=2)
+        >>> validate_alignment_layer(model, -1)
+        >>> validate_alignment_layer(model, 2)
+        Traceback (most recent call last):
+        ValueError: alignment layer=2: the decoder has 2 layer(s) with cross-attention
+    """
     from tfm.models.seq2seq import Seq2Seq
 
     if isinstance(model, Seq2Seq):
@@ -68,6 +89,14 @@ def cross_attention(decodable, source_ids, sequences, layer=-1):
         source_ids: int `(B, S)`.
         sequences: int `(B, T)`, 0-padded outputs (no START / END).
         layer: int. Decoder layer (Python indexing; -1 = the last).
+
+    Example:
+        >>> from tfm import Transformer
+        >>> from tfm.decoding import as_decodable
+        >>> decodable = as_decodable(Transformer.from_preset("tiny", vocab_size=30, num_layers=1))
+        >>> weights = cross_attention(decodable, tf.constant([[5, 6, 7, 0]]), tf.constant([[9, 10]]))
+        >>> tuple(weights.shape), float(weights[0, 0, 3])       # (B, T, S); no weight on padding
+        ((1, 2, 4), 0.0)
     """
     decoder_input = tf.concat([tf.fill([tf.shape(sequences)[0], 1], START_ID), sequences], axis=1)
     maps = decodable.attention(source_ids, decoder_input)["cross_attention"]
@@ -89,6 +118,19 @@ def alignments(decodable, tokenizer, source_ids, sequences, lengths, has_source,
         T = the longest output),
         `alignment` int32 `(B, T)` (a source position, -1 for padding), `attention` float32
         `(B, T, S)` (the layer's weights averaged over heads; zeros for padding).
+
+    Example:
+        >>> from tfm import Transformer
+        >>> from tfm.data import number_words_pairs, train_tokenizer
+        >>> from tfm.decoding import as_decodable
+        >>> sources, targets = number_words_pairs("train", max_number=2000)
+        >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
+        >>> decodable = as_decodable(Transformer.from_preset("tiny", vocab_size=70, num_layers=1))
+        >>> source_ids = tokenizer.tokenize(["two hundred"]).to_tensor()
+        >>> maps = alignments(decodable, tokenizer, source_ids, tf.constant([[20, 21, 0]]), tf.constant([2]),
+        ...                   tf.constant([True]))
+        >>> sorted(maps), tuple(maps["alignment"].shape)          # one source position per output subword
+        (['alignment', 'attention', 'source_tokens', 'target_tokens'], (1, 2))
     """
     # Only as wide as the longest output: START + the search's whole buffer can exceed the position table.
     sequences = tf.cast(sequences, tf.int32)[:, : tf.reduce_max(tf.concat([lengths, [0]], 0))]

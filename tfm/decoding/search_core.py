@@ -1,20 +1,26 @@
-"""The pieces every search shares (Vaswani et al., 2017, §6.1): what a search returns, the length
-penalty, the beam size's check, and the step helpers of `tfm.decoding.greedy` and `tfm.decoding.beam`.
+"""The pieces every search shares (Vaswani et al., 2017, §6.1): what a search returns, the length penalty,
+the beam size's check, and the steps `tfm.decoding.greedy` and `tfm.decoding.beam` both take.
 
     SearchResult        the same fields from every search, greedy or beam (a `tf.function` output too)
     length_penalty      GNMT's `((5 + |Y|) / 6)^α`, which every search divides its scores by
-    validate_beam_size     1 <= k and 2k <= V, or a ValueError naming the value
+    validate_beam_size  1 <= k and 2k <= V, or a ValueError naming the value
+    start_search        check the arguments, truncate the source, fix the step budget, start the model
+    best_tokens         the n most likely next tokens of each hypothesis, PAD / START / banned ones never
+    top_k               `tf.math.top_k` in two cheaper passes over a large vocabulary
+    start_sequences, write_column, finalize     the output buffers: START first, one column per step
 
-How the searches run is `tfm.decoding.search`'s docstring; the helpers below are private to them.
+How the searches run is `tfm.decoding.search_entry`'s docstring.
 """
 
+import numbers
 from typing import Any, NamedTuple
 
 import tensorflow as tf
 
 from tfm.config.rules import validate_length_penalty
-from tfm.decoding import batch_state
+from tfm.decoding.batch_state import use_static_shapes
 from tfm.decoding.decodable import as_decodable
+from tfm.models.decoding_state import DecodingState
 from tfm.special_tokens import END_ID, PAD_ID, START_ID
 
 NEG_INF = float("-inf")
@@ -52,7 +58,12 @@ class SearchResult(NamedTuple):
 
 
 def validate_beam_size(beam_size, vocab_size):
-    """`beam_size` as an int, or ValueError naming it: 1 <= k and 2k <= V (the search keeps the top 2k).
+    """`beam_size` as an int, or ValueError naming it: a whole number, 1 <= k and 2k <= V (the search keeps
+    the top 2k; §6.1 uses k = 4).
+
+    Args:
+        beam_size: int (a NumPy integer too; not a bool, not a float).
+        vocab_size: int. `V`.
 
     Example:
         >>> validate_beam_size(4, vocab_size=40)
@@ -60,7 +71,12 @@ def validate_beam_size(beam_size, vocab_size):
         >>> validate_beam_size(30, vocab_size=40)
         Traceback (most recent call last):
         ValueError: beam_size=30 needs a vocabulary of at least 60 ids, got 40; use a beam size of at most 20
+        >>> validate_beam_size(1.5, vocab_size=40)
+        Traceback (most recent call last):
+        ValueError: beam_size=1.5 must be a whole number >= 1
     """
+    if isinstance(beam_size, bool) or not isinstance(beam_size, numbers.Integral):
+        raise ValueError(f"beam_size={beam_size!r} must be a whole number >= 1")
     k = int(beam_size)
     if k < 1:
         raise ValueError(f"beam_size={beam_size} must be >= 1")
@@ -88,8 +104,6 @@ def length_penalty(length, alpha=0.6):
     return tf.pow((5.0 + length) / 6.0, tf.cast(alpha, tf.float32))
 
 
-
-
 def _prepare_source(decodable, source_ids, max_extra_length):
     """Truncate, then the static step budget `T_max` and each sentence's output limit.
 
@@ -114,8 +128,20 @@ def _prepare_source(decodable, source_ids, max_extra_length):
     return source_ids, lengths, limits, max_steps
 
 
-class _Start(NamedTuple):
-    """What `_start_search` hands a search: the checked arguments, the truncated source and the model's start state."""
+class SearchStart(NamedTuple):
+    """What `start_search` hands a search: the checked arguments, the truncated source and the model's start state.
+
+    Attributes:
+        decodable: the model as the search sees it (`tfm.decoding.decodable`).
+        k: int, the beam size (1 for greedy).
+        alpha: float, the length penalty's exponent.
+        static_shapes: bool, whether every buffer keeps its shape for the whole search (XLA).
+        source_ids: int32 `(B, S)`, truncated to the model's `max_source_length`.
+        limits: int32 `(B,)`, the most tokens sentence `i` may output before END is forced.
+        max_steps: int32 scalar, `T_max`: the most steps the search runs (`max(limits) + 1` at most).
+        batch: int32 scalar, `B`.
+        state: the `DecodingState` after `encode`, one row per sentence.
+    """
 
     decodable: Any
     k: int
@@ -125,31 +151,70 @@ class _Start(NamedTuple):
     limits: tf.Tensor
     max_steps: tf.Tensor
     batch: tf.Tensor
-    static: Any
-    dynamic: Any
+    state: Any
 
 
-def _start_search(model, source_ids, alpha, max_extra_length, use_cache, static_shapes, beam_size=None):
-    """What greedy and beam search do first: check the arguments (ValueError naming the bad one; `beam_size`
-    only when given), truncate the source and fix the step budget (`_prepare_source`), then start the model
-    (encode the source once; `decodable.start`)."""
+def start_search(model, source_ids, alpha, max_extra_length, use_cache, static_shapes, beam_size=None):
+    """What greedy and beam search do first (§6.1: outputs up to input length + 50).
+
+    Checks the arguments (ValueError naming the bad one; `beam_size` only when given), truncates the
+    source and fixes the step budget, then starts the model (encodes the source once).
+
+    Args:
+        model: a `Transformer`, a `Seq2Seq` or a `Decodable` (`as_decodable`).
+        source_ids: int `(B, S)`, 0-padded.
+        alpha: float >= 0. The length penalty's exponent.
+        max_extra_length: int or None. Output limit = source length + this (None: the model's).
+        use_cache: bool. Start the model's cache (False: each step recomputes from the prefix).
+        static_shapes: bool or None (`tfm.decoding.batch_state.use_static_shapes`).
+        beam_size: int or None (greedy).
+
+    Returns:
+        `SearchStart`.
+
+    Example:
+        >>> from tfm import Transformer
+        >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1, max_extra_length=4)
+        >>> start = start_search(model, [[5, 6, 7], [8, 0, 0]], alpha=0.6, max_extra_length=None, use_cache=True,
+        ...                      static_shapes=None, beam_size=2)
+        >>> start.k, start.limits.numpy().tolist(), int(start.max_steps)   # source length + 4; 3 + 4 + 1
+        (2, [7, 5], 8)
+        >>> tuple(start.state.memory_mask.shape)                             # one row per sentence
+        (2, 3)
+    """
     decodable = as_decodable(model)
     k = 1 if beam_size is None else validate_beam_size(beam_size, decodable.vocab_size)
     alpha = validate_length_penalty(alpha)
-    static_shapes = batch_state.use_static_shapes(static_shapes, use_cache)
+    static_shapes = use_static_shapes(static_shapes, use_cache)
     source_ids, _, limits, max_steps = _prepare_source(decodable, source_ids, max_extra_length)
-    static, dynamic = decodable.start(source_ids, max_steps if static_shapes else None, use_cache)
-    return _Start(decodable, k, alpha, static_shapes, source_ids, limits, max_steps, tf.shape(source_ids)[0],
-                  static, dynamic)
+    state = decodable.start(source_ids, max_steps if static_shapes else None, use_cache)
+    if not isinstance(state, DecodingState):
+        raise TypeError(f"{type(decodable).__name__}.start returned a {type(state).__name__}: expected a "
+                        "tfm.decoding.DecodingState(memory, memory_mask, cache) (see tfm.decoding.Decodable)")
+    return SearchStart(decodable, k, alpha, static_shapes, source_ids, limits, max_steps, tf.shape(source_ids)[0],
+                       state)
 
 
-def _top_k(values, k):
+def top_k(values, k):
     """`tf.math.top_k(values, k)` over the last axis of `(N, V)`, in two cheaper passes when V is large.
 
     TensorFlow's CPU top-k costs about as much as the vocabulary projection on a 10k
     vocabulary. The k largest entries lie in the k chunks (of ~sqrt(V) entries) with the
     largest maxima, so: each chunk's maximum, the best k chunks, the best k of their
     entries. Ties resolve to the lower index, as in `tf.math.top_k`.
+
+    Args:
+        values: float `(N, V)`.
+        k: int.
+
+    Returns:
+        `(values (N, k), indices int32 (N, k))`, largest first.
+
+    Example:
+        >>> scores = tf.constant(np.arange(10000, dtype="float32")[np.newaxis] % 997)   # (1, V), ties
+        >>> top, ids = top_k(scores, 3)
+        >>> top.numpy().tolist(), ids.numpy().tolist()   # the lower index wins a tie
+        ([[996.0, 996.0, 996.0]], [[996, 1993, 2990]])
     """
     vocab = values.shape[-1]
     chunk = max(int((vocab or 0) ** 0.5), 1)
@@ -167,13 +232,28 @@ def _top_k(values, k):
     return top, ids
 
 
-def _best_tokens(logits, index, limits, n, allowed=None):
+def best_tokens(logits, index, limits, n, allowed=None):
     """The `n` most likely next tokens of each row: float32 log-probabilities and ids, `(N, n)` each.
 
-    PAD and START are never chosen; past its limit a row offers END only (log-probability 0).
-    `allowed` (bool `(N, V)`, a constraint's) bans every other token too, and the softmax
+    PAD and START are never chosen; past its limit a row offers END only (log-probability 0, §6.1's
+    output limit). `allowed` (a constraint's) bans every other token too, and the softmax
     renormalises over the tokens left; a row with none left may end. The log-probabilities
     are computed for the chosen tokens alone.
+
+    Args:
+        logits: float `(N, V)`, the step's next-token logits.
+        index: int scalar, the step (= tokens output so far).
+        limits: int `(N,)`, each row's output limit.
+        n: int, how many tokens per row (1 for greedy, 2k for beam search).
+        allowed: None or bool `(N, V)`.
+
+    Example:
+        >>> logits = tf.math.log(tf.constant([[0.1, 0.1, 0.3, 0.1, 0.4], [0.2, 0.2, 0.2, 0.2, 0.2]]))
+        >>> log_probs, tokens = best_tokens(logits, 0, tf.constant([5, 0]), n=2)   # row 1: limit reached
+        >>> tokens[0].numpy().tolist(), [round(float(p), 3) for p in np.exp(log_probs[0])]   # no START (2)
+        ([4, 1], [0.667, 0.167])
+        >>> int(tokens[1, 0]), float(log_probs[1, 0])        # at its limit: END (3), log-probability 0
+        (3, 0.0)
     """
     logits = tf.cast(logits, tf.float32)
     vocab = logits.shape[-1] or tf.shape(logits)[-1]
@@ -187,7 +267,7 @@ def _best_tokens(logits, index, limits, n, allowed=None):
     if n == 1:
         tokens = tf.argmax(logits, axis=-1, output_type=tf.int32)[:, tf.newaxis]  # (N, 1)
     else:
-        _, tokens = _top_k(logits, n)  # (N, n), ranked by logit
+        _, tokens = top_k(logits, n)  # (N, n), ranked by logit
     # One fused softmax over the vocabulary (about half the time of a log-softmax on CPU), then the
     # log of the chosen tokens' probabilities only.
     log_probs = tf.math.log(tf.gather(tf.nn.softmax(logits, axis=-1), tokens, axis=1, batch_dims=1))
@@ -198,22 +278,55 @@ def _best_tokens(logits, index, limits, n, allowed=None):
     return log_probs, tokens
 
 
-def _write_column(buffer, column, values):
-    """`buffer[..., column] = values` for a buffer that holds zeros there: `(..., L)`, `(...)`."""
+def write_column(buffer, column, values):
+    """`buffer[..., column] = values` for a buffer that holds zeros there (a step's tokens into the outputs).
+
+    Args:
+        buffer: int `(..., L)`, zeros at `column`.
+        column: int scalar.
+        values: int `(...)`.
+
+    Example:
+        >>> write_column(tf.zeros([2, 4], tf.int32), 1, tf.constant([7, 8])).numpy().tolist()
+        [[0, 7, 0, 0], [0, 8, 0, 0]]
+    """
     width = tf.shape(buffer)[-1]
     return buffer + tf.one_hot(column, width, dtype=buffer.dtype) * values[..., tf.newaxis]
 
 
-def _finalize(sequences):
-    """`(B, L)` START + tokens [+ END] + zeros -> tokens `(B, L - 1)` 0-padded, lengths `(B,)`."""
+def finalize(sequences):
+    """The searches' buffers as outputs: START dropped, END and what follows as padding.
+
+    Args:
+        sequences: int `(B, L)`: START, the tokens, [END], zeros.
+
+    Returns:
+        `(tokens (B, L - 1) 0-padded, lengths (B,))`, END not counted.
+
+    Example:
+        >>> tokens, lengths = finalize(tf.constant([[2, 7, 8, 3, 0], [2, 3, 0, 0, 0]]))   # START = 2, END = 3
+        >>> tokens.numpy().tolist(), lengths.numpy().tolist()
+        ([[7, 8, 0, 0], [0, 0, 0, 0]], [2, 0])
+    """
     tokens = sequences[:, 1:]
     tokens = tf.where(tf.equal(tokens, END_ID), PAD_ID, tokens)
     lengths = tf.reduce_sum(tf.cast(tf.not_equal(tokens, PAD_ID), tf.int32), axis=1)
     return tokens, lengths
 
 
-def _start_sequences(batch_shape, max_steps):
-    """START then zeros: int32 `batch_shape + (max_steps + 1,)`."""
-    zeros = tf.zeros(list(batch_shape) + [max_steps + 1], tf.int32)
-    return _write_column(zeros, 0, tf.fill(batch_shape, START_ID))
+def start_sequences(batch_shape, max_steps):
+    """The output buffer before the first step: START, then zeros.
 
+    Args:
+        batch_shape: list of ints or scalar tensors, e.g. `[B]` (greedy) or `[B, k]` (beams).
+        max_steps: int scalar, `T_max`.
+
+    Returns:
+        int32 `batch_shape + (max_steps + 1,)`.
+
+    Example:
+        >>> start_sequences([2], 3).numpy().tolist()   # START = 2
+        [[2, 0, 0, 0], [2, 0, 0, 0]]
+    """
+    zeros = tf.zeros(list(batch_shape) + [max_steps + 1], tf.int32)
+    return write_column(zeros, 0, tf.fill(batch_shape, START_ID))

@@ -1,10 +1,17 @@
 """Sentences in, translations out: `Translator` (what `tfm translate` and `tfm evaluate` run).
 
-    translator = Translator(model, tokenizer, beam_size=4, alpha=0.6)
+    translator = Translator.from_run("runs/m30k")      # the run's averaged weights, its beam size and alpha
+    translator = Translator(model, tokenizer)          # or a model in hand: beam 4, alpha 0.6 from its config
     translator(["A dog runs in the snow."])            # -> ["Ein Hund läuft im Schnee."]
+    translator.translate(sentences, beam_size=1)       # greedy for this call only
     translator.translate_with_scores(sentences)        # -> (translations, scores)
     translate(model, tokenizer, sentences)             # the same as translator(sentences), one call
     translator.attention("A dog runs.")                # attention maps of the chosen translation
+
+The calling convention is shared with the exported models (`tfm.serving.SavedModelTranslator`,
+`tfm.serving.CTranslate2Translator`): `translate(sentences, *, beam_size=None, alpha=None,
+on_invalid="error") -> list[str]`, `translate_with_scores(...) -> (list[str], list[float])`, and
+`__call__ = translate`; None means the translator's own setting.
 
 The input rule (refused input, whitespace, blank in -> blank out, truncation) is
 `tfm.decoding.input_rule_ops`'s, the same ops the exported SavedModel runs. Attention weights for plots come from one
@@ -15,17 +22,17 @@ through every beam reorder.
 
 import logging
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import tensorflow as tf
 
-from tfm.decoding import input_rule
 from tfm.config.rules import validate_length_penalty
-from tfm.decoding import nbest
-from tfm.decoding import input_rule_ops
+from tfm.decoding import input_rule, input_rule_ops, nbest
 from tfm.decoding.decodable import as_decodable
-from tfm.decoding.search import SearchResult, validate_beam_size, search
+from tfm.decoding.search_entry import SearchResult, search, validate_beam_size
+from tfm.runs.folder import AVERAGED, CHECKPOINT_DIR, load_run
 from tfm.special_tokens import END_ID, START_ID
 
 logger = logging.getLogger("tfm.decoding")
@@ -37,10 +44,11 @@ ON_INVALID = ("error", "empty")
 class _OneTracePerTranslator(logging.Filter):
     """Drops TensorFlow's "triggered tf.function retracing" warning when it names a `Translator`'s search.
 
-    Each `Translator` traces its search once: its input signature admits every batch shape. TensorFlow
-    counts traces per Python function, not per `tf.function`, so the fifth `Translator` built in one
-    process (a notebook or a benchmark comparing checkpoints, splits or beam sizes) is reported as
-    retracing although none of them traced twice. The warning still passes for every other function.
+    Each of a `Translator`'s searches (one per beam size and alpha) traces once: its input signature
+    admits every batch shape. TensorFlow counts traces per Python function, not per `tf.function`, so
+    the fifth search built in one process (a notebook or a benchmark comparing checkpoints, splits or
+    beam sizes) is reported as retracing although none of them traced twice. The warning still passes
+    for every other function.
     """
 
     def filter(self, record):
@@ -63,11 +71,18 @@ def attention_maps(model, source_ids, output_ids):
         output_ids: int `(B, T)`, 0-padded, no START / END (`sequences` of a search).
 
     Returns:
-        dict of lists (one entry per layer) of float arrays: Transformer:
-        `encoder_self_attention` `(B, N, S, S)`, `decoder_self_attention`
+        dict of lists (one entry per layer) of float arrays, the models' `attention_weights`:
+        Transformer: `encoder_self_attention` `(B, N, S, S)`, `decoder_self_attention`
         `(B, N, T+1, T+1)`, `cross_attention` `(B, N, T+1, S)` (row `i` is the
         step that produced output `i`; the last row produced END); Seq2Seq with
         attention: `cross_attention` `[(B, T+1, S)]`.
+
+    Example:
+        >>> from tfm import Transformer
+        >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1)
+        >>> maps = attention_maps(model, [[5, 6, 7]], [[9, 10]])   # outputs 9 10, then END
+        >>> maps["cross_attention"][0].shape                        # (B, N, T + 1, S)
+        (1, 4, 3, 3)
     """
     decodable = as_decodable(model)
     source_ids = tf.cast(tf.convert_to_tensor(source_ids), tf.int32)
@@ -81,7 +96,12 @@ def attention_maps(model, source_ids, output_ids):
 
 def as_bytes(sentences):
     """list of str/bytes -> list of bytes, checking types. Text read with `errors="surrogateescape"`
-    (how Python reads undecodable stdin) turns back into its original, invalid, bytes."""
+    (how Python reads undecodable stdin) turns back into its original, invalid, bytes.
+
+    Example:
+        >>> as_bytes(["two", b"three", "\\udcff"])
+        [b'two', b'three', b'\\xff']
+    """
     out = []
     for i, s in enumerate(sentences):
         if not isinstance(s, (str, bytes)):
@@ -91,13 +111,15 @@ def as_bytes(sentences):
 
 
 class Translator:
-    """Sentences in, translations out: tokenize, batch by length, search (compiled), detokenize.
+    """Sentences in, translations out: tokenize, batch by length, search (compiled), detokenize (§6.1).
 
     Args:
         model: a `Transformer` or a `Seq2Seq`.
         tokenizer: a `tfm.data.SubwordTokenizer` (anything with `tokenize`/`detokenize`).
-        beam_size: int or None. `1` = greedy. None: the model config's (4, §6.1).
-        alpha: float or None. Length penalty, >= 0. None: the model config's (0.6, §6.1).
+        beam_size: int or None. `1` = greedy. None: the model config's (4, §6.1). Each call may
+            override it (`translate(..., beam_size=...)`).
+        alpha: float or None. Length penalty, >= 0. None: the model config's (0.6, §6.1). Each call
+            may override it.
         max_extra_length: int or None. Output limit = source length + this
             (default: the model config's, 50).
         batch_size: int. Sentences per search call. Defaults to `64`.
@@ -111,6 +133,8 @@ class Translator:
         constraint: None or a constraint (`tfm.decoding.constraints`, e.g. `TreeConstraint`
             for a parser): only the tokens it allows are searched. Defaults to `None`.
 
+    Each beam size and alpha used gets its own compiled search, traced once and kept.
+
     Example:
         >>> from tfm import TransformerConfig, build_transformer
         >>> from tfm.data import number_words_pairs, train_tokenizer
@@ -121,6 +145,8 @@ class Translator:
         >>> two, also_two, blank = translator(["two", " two\\r\\n", ""])   # untrained: any words, but alike
         >>> two == also_two, blank
         (True, '')
+        >>> translator.translate(["two"], beam_size=1) == translator.translate(["two"], beam_size=1)   # greedy
+        True
     """
 
     def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, batch_size=64,
@@ -130,7 +156,7 @@ class Translator:
         self.tokenizer = tokenizer
         self.decodable = as_decodable(model)
         self.beam_size = validate_beam_size(getattr(config, "beam_size", 4) if beam_size is None else beam_size,
-                                         self.decodable.vocab_size)
+                                            self.decodable.vocab_size)
         self.alpha = validate_length_penalty(getattr(config, "length_penalty", 0.6) if alpha is None else alpha)
         if max_extra_length is not None and int(max_extra_length) < 0:
             raise ValueError(f"max_extra_length={max_extra_length} must be >= 0")
@@ -146,17 +172,73 @@ class Translator:
         self.workers = min(2, os.cpu_count() or 1) if workers is None else int(workers)
         if self.workers < 1:
             raise ValueError(f"workers={workers} must be >= 1")
-        # One trace for every batch shape; XLA still compiles per concrete shape.
-        spec = [tf.TensorSpec([None, None], tf.int32)]
-        self._search = tf.function(self._search_ids, jit_compile=self.jit_compile, input_signature=spec)
-        self._search_all = tf.function(self._search_all_ids, jit_compile=self.jit_compile, input_signature=spec)
+        self._searches = {}  # (beam_size, alpha, return_all) -> its compiled search
+        self._searches_lock = threading.Lock()  # the workers' threads may ask for a new one at once
 
-    def _search_ids(self, source_ids, **kwargs):
-        return search(self.decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
-                      max_extra_length=self.max_extra_length, constraint=self.constraint, **kwargs)
+    @classmethod
+    def from_run(cls, run_dir, checkpoint="averaged", beam_size=None, alpha=None, **kwargs):
+        """A `Translator` for a run folder made by `tfm train` (`tfm.runs.load_run`).
 
-    def _search_all_ids(self, source_ids):
-        return self._search_ids(source_ids, return_all=True)
+        Args:
+            run_dir: the run folder.
+            checkpoint: which weights: "averaged" (`RUN/checkpoints/averaged.weights.h5`, what
+                `tfm average` writes: §6.1's average of the last checkpoints), "latest", an epoch
+                number, a file name in `RUN/checkpoints/`, a path, or None (averaged when present,
+                else latest).
+            beam_size: int or None. None: the run's config (`beam_size`; 4 in the paper's presets, §6.1).
+            alpha: float or None. None: the run's config (`length_penalty`; 0.6 in the paper's presets).
+            **kwargs: the other arguments of `Translator` (`max_extra_length`, `batch_size`, ...).
+
+        Raises:
+            FileNotFoundError: not a run folder, or no such checkpoint; for "averaged", saying how to
+                make it.
+
+        Example:
+            >>> Translator.from_run(tempfile.mkdtemp(), checkpoint="averaged")  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            FileNotFoundError: run ... has no averaged weights (...): ... first (`tfm average --run ...`), ...
+        """
+        averaged = os.path.join(run_dir, CHECKPOINT_DIR, AVERAGED)
+        if checkpoint == "averaged" and not os.path.isfile(averaged):
+            raise FileNotFoundError(f"run {run_dir!r} has no averaged weights ({averaged}): average its last "
+                                    f"checkpoints first (`tfm average --run {run_dir}`), "
+                                    "or pass checkpoint=\"latest\"")
+        model, tokenizer, _ = load_run(run_dir, checkpoint=checkpoint)
+        return cls(model, tokenizer, beam_size=beam_size, alpha=alpha, **kwargs)
+
+    def settings(self, beam_size=None, alpha=None):
+        """A call's search settings, checked: `(beam_size, alpha)`, None meaning the translator's own.
+
+        Example:
+            >>> from tfm import Transformer
+            >>> from tfm.data import number_words_pairs, train_tokenizer
+            >>> sources, targets = number_words_pairs("train", max_number=2000)
+            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> translator = Translator(model, train_tokenizer(sources + targets, vocab_size=70), beam_size=2)
+            >>> translator.settings(), translator.settings(beam_size=1, alpha=0)
+            ((2, 0.6), (1, 0.0))
+            >>> translator.settings(beam_size=0)
+            Traceback (most recent call last):
+            ValueError: beam_size=0 must be >= 1
+        """
+        k = self.beam_size if beam_size is None else validate_beam_size(beam_size, self.decodable.vocab_size)
+        return k, self.alpha if alpha is None else validate_length_penalty(alpha)
+
+    def _search_function(self, beam_size, alpha, return_all=False):
+        """The compiled search for one setting, traced on first use and kept: one trace for every batch shape
+        (XLA still compiles per concrete shape)."""
+        key = (beam_size, alpha, return_all)
+        with self._searches_lock:
+            if key not in self._searches:
+                def search_ids(source_ids):
+                    return search(self.decodable, source_ids, beam_size=beam_size, alpha=alpha,
+                                  max_extra_length=self.max_extra_length, constraint=self.constraint,
+                                  return_all=return_all)
+                # No AutoGraph: the search's loops are tf.while_loop already, so there is nothing to convert,
+                # and tracing needs no source code.
+                self._searches[key] = tf.function(search_ids, jit_compile=self.jit_compile, autograph=False,
+                                                  input_signature=[tf.TensorSpec([None, None], tf.int32)])
+            return self._searches[key]
 
     def invalid(self, sentences):
         """Indices of the sentences the input rule refuses (`tfm.decoding.input_rule_ops`: not valid UTF-8, or
@@ -185,15 +267,33 @@ class Translator:
             self.tokenizer, tf.constant(raw, tf.string), self.decodable.max_source_length)
         return list(ids.numpy()), has_source.numpy(), truncated.numpy()
 
-    def search_ids(self, source_ids):
-        """The compiled search on one padded batch: a `SearchResult` of NumPy arrays."""
-        return SearchResult(*(np.asarray(value) for value in self._search(tf.constant(source_ids, tf.int32))))
+    def search_ids(self, source_ids, *, beam_size=None, alpha=None):
+        """The compiled search on one padded batch: a `SearchResult` of NumPy arrays.
 
-    def translate(self, sentences, on_invalid="error"):
+        Args:
+            source_ids: int `(B, S)`, 0-padded subwords (`encode`).
+            beam_size, alpha: as in `translate`.
+
+        Example:
+            >>> from tfm import Transformer
+            >>> from tfm.data import number_words_pairs, train_tokenizer
+            >>> sources, targets = number_words_pairs("train", max_number=2000)
+            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> translator = Translator(model, train_tokenizer(sources + targets, vocab_size=70), beam_size=2)
+            >>> result = translator.search_ids(np.array([[20, 21, 0]]), beam_size=1)   # greedy
+            >>> result.sequences.shape[0], result.all_sequences.shape[1]               # B, k
+            (1, 1)
+        """
+        function = self._search_function(*self.settings(beam_size, alpha))
+        return SearchResult(*(np.asarray(value) for value in function(tf.constant(source_ids, tf.int32))))
+
+    def translate(self, sentences, *, beam_size=None, alpha=None, on_invalid="error"):
         """list of str -> list of str, one translation per sentence (`translate_with_scores` adds the scores).
 
         Args:
             sentences: list of str (or UTF-8 bytes).
+            beam_size: int or None. This call's beam size (1 = greedy); None: the translator's.
+            alpha: float or None. This call's length penalty (§6.1); None: the translator's.
             on_invalid: "error" (raise `ValueError` naming the inputs the rule refuses: not
                 valid UTF-8, or holding a NUL byte; as the exported model refuses the batch)
                 or "empty" (answer them with `""`, translate the others).
@@ -204,17 +304,24 @@ class Translator:
         `max_length` subwords are truncated, with one warning per call.
 
         Example:
-            >>> translator.translate(["two\\x00"])   # the `Translator` example's
+            >>> from tfm import Transformer
+            >>> from tfm.data import number_words_pairs, train_tokenizer
+            >>> sources, targets = number_words_pairs("train", max_number=2000)
+            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> translator = Translator(model, train_tokenizer(sources + targets, vocab_size=70), beam_size=2)
+            >>> len(set(translator.translate(["two", " two\\r\\n"], beam_size=1)))   # untrained: any words, but alike
+            1
+            >>> translator.translate(["two\\x00"])
             Traceback (most recent call last):
             ValueError: input is not valid UTF-8 or holds a NUL byte; indices of the invalid strings: [0]
             >>> translator.translate([b"two", "two\\x00"], on_invalid="empty")[1]
             ''
         """
-        return self.translate_with_scores(sentences, on_invalid=on_invalid)[0]
+        return self.translate_with_scores(sentences, beam_size=beam_size, alpha=alpha, on_invalid=on_invalid)[0]
 
     __call__ = translate
 
-    def translate_with_scores(self, sentences, on_invalid="error"):
+    def translate_with_scores(self, sentences, *, beam_size=None, alpha=None, on_invalid="error"):
         """list of str -> `(translations, scores)`: two lists, as the exported SavedModel's outputs.
 
         `scores[i]` is `log P(Y | X) / lp(Y)` of `translations[i]` (the search's score, whatever
@@ -222,6 +329,11 @@ class Translator:
         The arguments and the rules are `translate`'s.
 
         Example:
+            >>> from tfm import Transformer
+            >>> from tfm.data import number_words_pairs, train_tokenizer
+            >>> sources, targets = number_words_pairs("train", max_number=2000)
+            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> translator = Translator(model, train_tokenizer(sources + targets, vocab_size=70), beam_size=2)
             >>> translations, scores = translator.translate_with_scores(["two", "\\n"])
             >>> bool(scores[0] < 0), (translations[1], scores[1])
             (True, ('', 0.0))
@@ -230,6 +342,7 @@ class Translator:
             raise TypeError("translate takes a list of sentences; wrap a single one in a list")
         if on_invalid not in ON_INVALID:
             raise ValueError(f"on_invalid={on_invalid!r}: expected one of {ON_INVALID}")
+        settings = self.settings(beam_size, alpha)
         raw = as_bytes(list(sentences))
         bad = set(self.invalid(raw))
         if bad and on_invalid == "error":
@@ -241,7 +354,7 @@ class Translator:
             logger.warning("%d input(s) longer than the model's %d subwords were truncated (the first: index %d)",
                            int(truncated.sum()), self.decodable.max_source_length, first)
         translations, scores = [""] * len(raw), [float("nan") if i in bad else 0.0 for i in range(len(raw))]
-        for chunk, result in self._searched(rows):
+        for chunk, result in self._searched(rows, settings):
             texts, chunk_scores = input_rule_ops.finish(self.tokenizer, result.sequences, result.scores,
                                                     tf.constant(has_source[chunk]))
             for j, row in enumerate(chunk):
@@ -258,13 +371,15 @@ class Translator:
             ragged = tf.ragged.constant([[int(t) for t in rows[j]] for j in chunk], dtype=tf.int32, ragged_rank=1)
             yield chunk, input_rule_ops.pad_source(ragged, LENGTH_MULTIPLE).numpy()
 
-    def _searched(self, rows):
+    def _searched(self, rows, settings):
         """`(indices into rows, search result)` per batch, in order; `workers` batches in flight."""
         batches = list(self._batches(rows))
+        beam_size, alpha = settings
+        run = lambda ids: self.search_ids(ids, beam_size=beam_size, alpha=alpha)  # noqa: E731
         if self.workers == 1 or len(batches) < 2:
-            return [(chunk, self.search_ids(ids)) for chunk, ids in batches]
+            return [(chunk, run(ids)) for chunk, ids in batches]
         with ThreadPoolExecutor(self.workers) as pool:
-            results = list(pool.map(self.search_ids, [ids for _, ids in batches]))
+            results = list(pool.map(run, [ids for _, ids in batches]))
         return [(chunk, result) for (chunk, _), result in zip(batches, results)]
 
     def nbest(self, sentences):
@@ -278,7 +393,7 @@ class Translator:
         rows, has_source, _ = self.prepare(list(sentences))
         best = [None] * len(rows)
         for chunk, ids in self._batches(rows):
-            result = self._search_all(tf.constant(ids))
+            result = self._search_function(self.beam_size, self.alpha, return_all=True)(tf.constant(ids))
             texts, scores = nbest.nbest(self.tokenizer, result, tf.constant(has_source[chunk]))
             for j, row in enumerate(chunk):
                 best[row] = [(t.decode("utf-8", "replace"), float(v)) for t, v in zip(texts[j].numpy(), scores[j])]
@@ -331,7 +446,7 @@ class Translator:
             return []
         ids = input_rule_ops.pad_source(tf.ragged.constant([[int(t) for t in rows[0]]], dtype=tf.int32,
                                                        ragged_rank=1)).numpy()  # (1, S)
-        result = self._search_all(tf.constant(ids))
+        result = self._search_function(self.beam_size, self.alpha, return_all=True)(tf.constant(ids))
         texts, scores = nbest.nbest(self.tokenizer, result, tf.constant(has_source))
         sequences = result.all_sequences[0]  # (k, T)
         k = int(tf.shape(sequences)[0])
@@ -383,18 +498,31 @@ _TRANSLATORS_ATTRIBUTE = "_tfm_translators"
 
 
 def translate(model, tokenizer, sentences, beam_size=None, alpha=None, **kwargs):
-    """Translate a list of sentences: `list[str] -> list[str]` (see `Translator`).
+    """Translate a list of sentences: `list[str] -> list[str]` (see `Translator`, §6.1).
 
-    Reuses one compiled `Translator` per (model, tokenizer, settings), so repeated
-    calls do not retrace. They are kept on the model itself (a private attribute, out of
-    Keras' and TensorFlow's tracking), so they go when the model goes; a module-level
+    Args:
+        model: a `Transformer` or a `Seq2Seq`.
+        tokenizer: its `SubwordTokenizer`.
+        sentences: list of str.
+        beam_size, alpha: as in `Translator.translate` (None: the model config's).
+        **kwargs: the other arguments of `Translator` (`max_extra_length`, `batch_size`, ...).
+
+    Reuses one `Translator` per (model, tokenizer, other arguments), and its compiled search per
+    beam size and alpha, so repeated calls do not retrace. They are kept on the model itself (a private
+    attribute, out of Keras' and TensorFlow's tracking), so they go when the model goes; a module-level
     cache keyed by the model would keep every model alive through its Translator.
 
     Example:
-        >>> translate(model, tokenizer, ["two", ""], beam_size=2) == translator(["two", ""])  # `Translator`'s
+        >>> from tfm import Transformer
+        >>> from tfm.data import number_words_pairs, train_tokenizer
+        >>> sources, targets = number_words_pairs("train", max_number=2000)
+        >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
+        >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+        >>> translations = translate(model, tokenizer, ["two", ""], beam_size=2)
+        >>> translations == Translator(model, tokenizer, beam_size=2)(["two", ""])
         True
     """
-    key = (id(tokenizer), beam_size, alpha, tuple(sorted(kwargs.items())))
+    key = (id(tokenizer), tuple(sorted(kwargs.items())))
     cache = getattr(model, _TRANSLATORS_ATTRIBUTE, None)
     if cache is None:
         cache = {}
@@ -403,5 +531,5 @@ def translate(model, tokenizer, sentences, beam_size=None, alpha=None, **kwargs)
         except (AttributeError, TypeError):  # an object that takes no attributes: no reuse
             pass
     if key not in cache:
-        cache[key] = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, **kwargs)
-    return cache[key].translate(sentences)
+        cache[key] = Translator(model, tokenizer, **kwargs)
+    return cache[key].translate(sentences, beam_size=beam_size, alpha=alpha)

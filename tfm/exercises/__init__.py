@@ -29,16 +29,25 @@ reads. Reference solutions: `notebooks/solutions/`.
 | `check_linearize_tree`               | a tree as a token sequence                  | §6.3           |
 
 The checkers live by topic (`attention`, `training`, `decoding`, `parsing`; what they share in
-`_checking`); every one is importable from here.
+`checking`: `run_checker`, `call_checked`, `compare`, `Mismatch`, ...); every one is importable from here.
 """
 
-from tfm.exercises.attention import (check_additive_score, check_causal_mask, check_general_score,
-                                     check_positional_encoding, check_scaled_dot_product_attention)
-from tfm.exercises.decoding import (beam_step_reference, check_beam_step, check_clipped_precision,
-                                    check_length_penalty, clipped_precision_reference)
+from tfm.exercises.attention import (
+                                     check_additive_score,
+                                     check_causal_mask,
+                                     check_general_score,
+                                     check_positional_encoding,
+                                     check_scaled_dot_product_attention,
+)
+from tfm.exercises.decoding import (
+                                     beam_step_reference,
+                                     check_beam_step,
+                                     check_clipped_precision,
+                                     check_length_penalty,
+                                     clipped_precision_reference,
+)
 from tfm.exercises.parsing import check_linearize_tree
 from tfm.exercises.training import check_label_smoothed_loss, check_schedule
-
 
 __all__ = [
     "check_additive_score",

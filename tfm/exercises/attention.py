@@ -4,7 +4,17 @@ attention (04), the positional encoding (05) and the causal mask (06)."""
 import numpy as np
 from keras import ops
 
-from tfm.exercises.checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _fmt, _compare, _shape
+from tfm.exercises.checking import (
+    Mismatch,
+    as_array,
+    call_checked,
+    compare,
+    format_value,
+    function_name,
+    run_checker,
+    seeded_rng,
+    shape_text,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -32,8 +42,22 @@ def check_additive_score(fn):
 
     Checked against `tfm.layers.AttentionScore("additive", units=U)` with the same weights, on random
     inputs with `Dq != Dk`, batch 1 with one query and one key, and float16 inputs.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> def additive_score(query, key, w1, w2, v):        # float32 whatever comes in: float16 would round
+        ...     q, k = query.astype("float32") @ w1.astype("float32"), key.astype("float32") @ w2.astype("float32")
+        ...     return np.tanh(q[:, :, None, :] + k[:, None, :, :]) @ v.astype("float32")   # (B, T, S, U) @ (U,)
+        >>> check_additive_score(additive_score)
+        correct: additive_score matches tfm's additive AttentionScore on 3 inputs.
+        True
     """
-    rng = _rng()
+    rng = seeded_rng()
 
     def case(b, t, s, dq, dk, u, dtype="float32", scale=1.0):
         q = (scale * rng.normal(size=(b, t, dq))).astype(dtype)
@@ -46,16 +70,17 @@ def check_additive_score(fn):
 
     def body():
         cases = [
-            (f"random query {_shape(2, 3, 5)}, key {_shape(2, 4, 6)}, U=7", case(2, 3, 4, 5, 6, 7), 1e-4),
-            (f"batch 1, one query and one key, query {_shape(1, 1, 3)}, key {_shape(1, 1, 2)}, U=4",
+            (f"random query {shape_text(2, 3, 5)}, key {shape_text(2, 4, 6)}, U=7", case(2, 3, 4, 5, 6, 7), 1e-4),
+            (f"batch 1, one query and one key, query {shape_text(1, 1, 3)}, key {shape_text(1, 1, 2)}, U=4",
              case(1, 1, 1, 3, 2, 4), 1e-4),
-            (f"float16 query {_shape(2, 2, 4)}, key {_shape(2, 5, 4)}, U=3", case(2, 2, 5, 4, 4, 3, "float16"), 2e-2),
+            (f"float16 query {shape_text(2, 2, 4)}, key {shape_text(2, 5, 4)}, U=3",
+             case(2, 2, 5, 4, 4, 3, "float16"), 2e-2),
         ]
         for label, (args, expected), tol in cases:
-            _compare(_call(fn, label, *args), expected, label, "the score", rtol=tol, atol=tol)
-        return f"correct: {_name(fn)} matches tfm's additive AttentionScore on {len(cases)} inputs"
+            compare(call_checked(fn, label, *args), expected, label, "the score", rtol=tol, atol=tol)
+        return f"correct: {function_name(fn)} matches tfm's additive AttentionScore on {len(cases)} inputs"
 
-    return _run("check_additive_score", fn, body)
+    return run_checker("check_additive_score", fn, body)
 
 
 def check_general_score(fn):
@@ -67,8 +92,19 @@ def check_general_score(fn):
 
     Checked against `tfm.layers.AttentionScore("general")` (whose key kernel is `w^T`) on random
     inputs with `Dq != Dk`, a square `w` (so a transposed `w` shows), batch 1 with one key, and float16.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> check_general_score(lambda query, key, w: query @ w @ np.swapaxes(key, -1, -2))   # (B, T, S)
+        correct: <lambda> matches tfm's general AttentionScore on 4 inputs.
+        True
     """
-    rng = _rng()
+    rng = seeded_rng()
 
     def case(b, t, s, dq, dk, dtype="float32"):
         q = rng.normal(size=(b, t, dq)).astype(dtype)
@@ -79,16 +115,19 @@ def check_general_score(fn):
 
     def body():
         cases = [
-            (f"random query {_shape(2, 3, 5)}, key {_shape(2, 4, 6)}, w {_shape(5, 6)}", case(2, 3, 4, 5, 6), 1e-4),
-            (f"square w {_shape(4, 4)}, query {_shape(2, 3, 4)}, key {_shape(2, 5, 4)}", case(2, 3, 5, 4, 4), 1e-4),
-            (f"batch 1 with one key, query {_shape(1, 2, 3)}, key {_shape(1, 1, 2)}", case(1, 2, 1, 3, 2), 1e-4),
-            (f"float16 query {_shape(2, 2, 4)}, key {_shape(2, 3, 4)}", case(2, 2, 3, 4, 4, "float16"), 3e-2),
+            (f"random query {shape_text(2, 3, 5)}, key {shape_text(2, 4, 6)}, w {shape_text(5, 6)}",
+             case(2, 3, 4, 5, 6), 1e-4),
+            (f"square w {shape_text(4, 4)}, query {shape_text(2, 3, 4)}, key {shape_text(2, 5, 4)}",
+             case(2, 3, 5, 4, 4), 1e-4),
+            (f"batch 1 with one key, query {shape_text(1, 2, 3)}, key {shape_text(1, 1, 2)}",
+             case(1, 2, 1, 3, 2), 1e-4),
+            (f"float16 query {shape_text(2, 2, 4)}, key {shape_text(2, 3, 4)}", case(2, 2, 3, 4, 4, "float16"), 3e-2),
         ]
         for label, (args, expected), tol in cases:
-            _compare(_call(fn, label, *args), expected, label, "the score", rtol=tol, atol=tol)
-        return f"correct: {_name(fn)} matches tfm's general AttentionScore on {len(cases)} inputs"
+            compare(call_checked(fn, label, *args), expected, label, "the score", rtol=tol, atol=tol)
+        return f"correct: {function_name(fn)} matches tfm's general AttentionScore on {len(cases)} inputs"
 
-    return _run("check_general_score", fn, body)
+    return run_checker("check_general_score", fn, body)
 
 
 # ---------------------------------------------------------------------------
@@ -106,12 +145,25 @@ def check_scaled_dot_product_attention(fn):
     Checked against `tfm.scaled_dot_product_attention` on: no mask; a padding mask `(B, 1, S)`; a causal
     mask `(T, S)`; batch 1 with heads `(1, N, T, d_k)`; float16 inputs whose logits overflow a naive
     float16 masking; and bfloat16 inputs.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> def scaled_dot_product_attention(query, key, value, mask=None):
+        ...     raise NotImplementedError   # the notebook's stub
+        >>> check_scaled_dot_product_attention(scaled_dot_product_attention)
+        not done yet: scaled_dot_product_attention still raises NotImplementedError; write its body, then run ...
+        False
     """
     import ml_dtypes
 
     from tfm.layers.scaled_dot_product_attention import scaled_dot_product_attention
 
-    rng = _rng()
+    rng = seeded_rng()
 
     def case(lead, t, s, dk, dv, mask=None, dtype="float32", scale=1.0):
         q = (scale * rng.normal(size=(*lead, t, dk))).astype(dtype)
@@ -127,29 +179,31 @@ def check_scaled_dot_product_attention(fn):
 
     def body():
         cases = [
-            (f"query {_shape(2, 3, 8)}, key {_shape(2, 4, 8)}, value {_shape(2, 4, 5)}, no mask",
+            (f"query {shape_text(2, 3, 8)}, key {shape_text(2, 4, 8)}, value {shape_text(2, 4, 5)}, no mask",
              case((2,), 3, 4, 8, 5), 1e-4),
-            (f"query {_shape(2, 3, 8)}, key {_shape(2, 4, 8)}, value {_shape(2, 4, 5)}, padding mask "
-             f"{_shape(2, 1, 4)} (sentence 1 has 2 real keys)", case((2,), 3, 4, 8, 5, padding), 1e-4),
-            (f"causal mask {_shape(4, 4)}, query {_shape(2, 4, 6)}, value {_shape(2, 4, 3)}",
+            (f"query {shape_text(2, 3, 8)}, key {shape_text(2, 4, 8)}, value {shape_text(2, 4, 5)}, padding mask "
+             f"{shape_text(2, 1, 4)} (sentence 1 has 2 real keys)", case((2,), 3, 4, 8, 5, padding), 1e-4),
+            (f"causal mask {shape_text(4, 4)}, query {shape_text(2, 4, 6)}, value {shape_text(2, 4, 3)}",
              case((2,), 4, 4, 6, 3, causal), 1e-4),
-            (f"batch 1 with 2 heads, query {_shape(1, 2, 3, 4)}, key {_shape(1, 2, 5, 4)}, mask {_shape(1, 1, 1, 5)}",
+            (f"batch 1 with 2 heads, query {shape_text(1, 2, 3, 4)}, key {shape_text(1, 2, 5, 4)}, "
+             f"mask {shape_text(1, 1, 1, 5)}",
              case((1, 2), 3, 5, 4, 4, np.array([True, True, True, False, False])[None, None, None, :]), 1e-4),
-            (f"float16 inputs with large logits, query {_shape(2, 3, 16)}, padding mask {_shape(2, 1, 4)}",
+            (f"float16 inputs with large logits, query {shape_text(2, 3, 16)}, padding mask {shape_text(2, 1, 4)}",
              case((2,), 3, 4, 16, 4, padding, "float16", scale=3.0), 2e-2),
-            (f"bfloat16 inputs, query {_shape(2, 3, 8)}, padding mask {_shape(2, 1, 4)}",
+            (f"bfloat16 inputs, query {shape_text(2, 3, 8)}, padding mask {shape_text(2, 1, 4)}",
              case((2,), 3, 4, 8, 4, padding, ml_dtypes.bfloat16), 4e-2),
         ]
         for label, ((q, k, v, mask), (output, weights)), tol in cases:
-            result = _call(fn, label, q, k, v, mask=mask) if mask is not None else _call(fn, label, q, k, v)
+            kwargs = {} if mask is None else {"mask": mask}
+            result = call_checked(fn, label, q, k, v, **kwargs)
             if not isinstance(result, (tuple, list)) or len(result) != 2:
-                raise _Mismatch(f"on {label}, expected a pair (output, weights), got {type(result).__name__}"
-                                + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
-            _compare(result[1], weights, label, "the weights", rtol=tol, atol=tol)
-            _compare(result[0], output, label, "the output", rtol=tol, atol=tol)
-        return f"correct: {_name(fn)} matches tfm.scaled_dot_product_attention on {len(cases)} inputs"
+                raise Mismatch(f"on {label}, expected a pair (output, weights), got {type(result).__name__}"
+                               + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+            compare(result[1], weights, label, "the weights", rtol=tol, atol=tol)
+            compare(result[0], output, label, "the output", rtol=tol, atol=tol)
+        return f"correct: {function_name(fn)} matches tfm.scaled_dot_product_attention on {len(cases)} inputs"
 
-    return _run("check_scaled_dot_product_attention", fn, body)
+    return run_checker("check_scaled_dot_product_attention", fn, body)
 
 
 # ---------------------------------------------------------------------------
@@ -163,6 +217,18 @@ def check_positional_encoding(fn):
 
     Checked against `tfm.positional_encoding(length, depth)` for one position, the smallest depth, and
     long and wide tables.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> from tfm.layers.positional_encoding import positional_encoding_numpy
+        >>> check_positional_encoding(positional_encoding_numpy)
+        correct: ...
+        True
     """
     from tfm.layers.positional_encoding import positional_encoding_numpy
 
@@ -170,11 +236,11 @@ def check_positional_encoding(fn):
         sizes = [(1, 4), (3, 2), (50, 16), (20, 128)]
         for length, depth in sizes:
             label = f"length={length}, depth={depth}"
-            _compare(_call(fn, label, length, depth), positional_encoding_numpy(length, depth), label,
-                     "the encoding", rtol=1e-4, atol=1e-4)
-        return f"correct: {_name(fn)} matches tfm.positional_encoding for {len(sizes)} sizes"
+            compare(call_checked(fn, label, length, depth), positional_encoding_numpy(length, depth), label,
+                    "the encoding", rtol=1e-4, atol=1e-4)
+        return f"correct: {function_name(fn)} matches tfm.positional_encoding for {len(sizes)} sizes"
 
-    return _run("check_positional_encoding", fn, body)
+    return run_checker("check_positional_encoding", fn, body)
 
 
 # ---------------------------------------------------------------------------
@@ -187,19 +253,34 @@ def check_causal_mask(fn):
     key `j` when `j <= i` (0/1 integers are read as booleans).
 
     Checked against `tfm.layers.masks.causal_mask(length)` for lengths 1, 2 and 5.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> check_causal_mask(lambda length: np.tril(np.ones((length, length), bool)))
+        correct: ...
+        True
+        >>> check_causal_mask(lambda length: np.triu(np.ones((length, length), bool)))   # the future, not the past
+        On length=2, the mask at index [0, 1] should be False, got True.
+        False
     """
     from tfm.layers.masks import causal_mask
 
     def body():
         for length in (1, 2, 5):
             label = f"length={length}"
-            got = _to_numpy(_call(fn, label, length), label, "the mask")
+            got = as_array(call_checked(fn, label, length), label, "the mask")
             if got.dtype != bool:
                 if got.size and not np.all(np.isin(got, (0, 1))):
-                    raise _Mismatch(f"on {label}, the mask holds values other than True/False "
-                                    f"(e.g. {_fmt(got[~np.isin(got, (0, 1))][0])}); return booleans, True = may attend")
+                    raise Mismatch(f"on {label}, the mask holds values other than True/False "
+                                   f"(e.g. {format_value(got[~np.isin(got, (0, 1))][0])}); return booleans, "
+                                   f"True = may attend")
                 got = got.astype(bool) if got.shape == (length, length) else got
-            _compare(got, ops.convert_to_numpy(causal_mask(length)), label, "the mask", exact=True)
-        return f"correct: {_name(fn)} matches tfm.layers.masks.causal_mask for lengths 1, 2 and 5"
+            compare(got, ops.convert_to_numpy(causal_mask(length)), label, "the mask", exact=True)
+        return f"correct: {function_name(fn)} matches tfm.layers.masks.causal_mask for lengths 1, 2 and 5"
 
-    return _run("check_causal_mask", fn, body)
+    return run_checker("check_causal_mask", fn, body)

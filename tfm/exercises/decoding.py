@@ -5,7 +5,7 @@ import collections
 
 import numpy as np
 
-from tfm.exercises.checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _compare
+from tfm.exercises.checking import Mismatch, as_array, call_checked, compare, function_name, run_checker, seeded_rng
 
 
 # ---------------------------------------------------------------------------
@@ -17,26 +17,52 @@ def check_length_penalty(fn):
     Contract: `fn(length, alpha) -> float`, `length` a Python int `|Y| >= 1`, `alpha` a float >= 0.
     Beam search ranks finished hypotheses by `log P(Y | X) / lp(Y)`.
 
-    Checked against `tfm.decoding.search.length_penalty` for lengths 1 to 50 and alpha 0, 0.6 and 1.
+    Checked against `tfm.decoding.search_entry.length_penalty` for lengths 1 to 50 and alpha 0, 0.6 and 1.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> check_length_penalty(lambda length, alpha: ((5 + length) / 6) ** alpha)
+        correct: ...
+        True
     """
-    from tfm.decoding.search import length_penalty
+    from tfm.decoding.search_entry import length_penalty
 
     def body():
         cases = [(1, 0.6), (7, 0.6), (50, 0.6), (10, 0.0), (3, 1.0), (2, 0.2)]
         for length, alpha in cases:
             label = f"length={length}, alpha={alpha}"
-            got = _to_numpy(_call(fn, label, length, alpha), label, "the penalty")
+            got = as_array(call_checked(fn, label, length, alpha), label, "the penalty")
             if got.size != 1:
-                raise _Mismatch(f"on {label}, expected one number, got shape {tuple(got.shape)}")
+                raise Mismatch(f"on {label}, expected one number, got shape {tuple(got.shape)}")
             expected = float(length_penalty(length, alpha).numpy())
-            _compare(got.reshape(()), np.float64(expected), label, "the penalty", rtol=1e-5, atol=1e-6)
-        return f"correct: {_name(fn)} matches tfm's length_penalty on {len(cases)} inputs"
+            compare(got.reshape(()), np.float64(expected), label, "the penalty", rtol=1e-5, atol=1e-6)
+        return f"correct: {function_name(fn)} matches tfm's length_penalty on {len(cases)} inputs"
 
-    return _run("check_length_penalty", fn, body)
+    return run_checker("check_length_penalty", fn, body)
 
 
 def beam_step_reference(log_probs, token_log_probs):
-    """NumPy twin of the ranking rule in `tfm.decoding.search.beam_search` (see `check_beam_step`)."""
+    """NumPy twin of the ranking rule in `tfm.decoding.search_entry.beam_search` (see `check_beam_step`).
+
+    Args:
+        log_probs: float `(B, K)`, the live hypotheses' log-probabilities.
+        token_log_probs: float `(B, K, V)`, each hypothesis' next-token log-probabilities.
+
+    Returns:
+        `(scores, beams, tokens)`, three `(B, K)` arrays, best first.
+
+    Example:
+        >>> log_probs = np.log([[0.6, 0.4]])                                  # B=1, K=2
+        >>> token_log_probs = np.log([[[0.5, 0.5, 0.0], [0.1, 0.1, 0.8]]])    # V=3
+        >>> scores, beams, tokens = beam_step_reference(log_probs, token_log_probs)
+        >>> np.exp(scores).round(2).tolist(), beams.tolist(), tokens.tolist()   # 0.4 * 0.8 beats 0.6 * 0.5
+        ([[0.32, 0.3]], [[1, 0]], [[2, 0]])
+    """
     log_probs, token_log_probs = np.asarray(log_probs, "float64"), np.asarray(token_log_probs, "float64")
     batch, k, vocab = token_log_probs.shape
     candidates = (log_probs[:, :, None] + token_log_probs).reshape(batch, k * vocab)  # (B, K, V) -> (B, K*V)
@@ -61,8 +87,19 @@ def check_beam_step(fn):
     Checked against a NumPy reference of `tfm.decoding.beam_search`'s rule (flat top-K over `K * V`,
     `beam = index // V`, `token = index % V`) on: the first step of a batch of 1; random beams; K = 1
     (greedy); and K = V.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> check_beam_step(beam_step_reference)
+        correct: beam_step_reference ranks the K * V extensions as tfm's beam search does on ... inputs.
+        True
     """
-    rng = _rng()
+    rng = seeded_rng()
 
     def log_softmax(x):
         x = x - x.max(axis=-1, keepdims=True)
@@ -84,18 +121,19 @@ def check_beam_step(fn):
             ("K=V=4, batch 1", case(1, 4, 4)),
         ]
         for label, (log_probs, token_log_probs) in cases:
-            result = _call(fn, label, log_probs.copy(), token_log_probs.copy())
+            result = call_checked(fn, label, log_probs.copy(), token_log_probs.copy())
             if not isinstance(result, (tuple, list)) or len(result) != 3:
-                raise _Mismatch(f"on {label}, expected three arrays (scores, beams, tokens), got "
-                                f"{type(result).__name__}"
-                                + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+                raise Mismatch(f"on {label}, expected three arrays (scores, beams, tokens), got "
+                               f"{type(result).__name__}"
+                               + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
             scores, beams, tokens = beam_step_reference(log_probs, token_log_probs)
-            _compare(result[0], scores, label, "scores", rtol=1e-5, atol=1e-5)
-            _compare(result[1], beams, label, "beams", exact=True)
-            _compare(result[2], tokens, label, "tokens", exact=True)
-        return f"correct: {_name(fn)} ranks the K * V extensions as tfm's beam search does on {len(cases)} inputs"
+            compare(result[0], scores, label, "scores", rtol=1e-5, atol=1e-5)
+            compare(result[1], beams, label, "beams", exact=True)
+            compare(result[2], tokens, label, "tokens", exact=True)
+        return (f"correct: {function_name(fn)} ranks the K * V extensions as tfm's beam search does on "
+                f"{len(cases)} inputs")
 
-    return _run("check_beam_step", fn, body)
+    return run_checker("check_beam_step", fn, body)
 
 
 def _ngrams(tokens, n):
@@ -107,6 +145,17 @@ def clipped_precision_reference(hypothesis, references, n):
 
     Each hypothesis n-gram counts at most as often as it occurs in the one reference where it
     occurs most (its count is clipped by the max over references, not their sum).
+
+    Args:
+        hypothesis: list of str tokens.
+        references: list of lists of str tokens.
+        n: int. The n-gram order.
+
+    Example:
+        >>> hypothesis = "the the the the the the the".split()   # Papineni et al.'s first example
+        >>> references = ["the cat is on the mat".split(), "there is a cat on the mat".split()]
+        >>> clipped_precision_reference(hypothesis, references, 1)
+        (2, 7)
     """
     counts = _ngrams(list(hypothesis), n)
     most = collections.Counter()
@@ -146,6 +195,17 @@ def check_clipped_precision(fn):
     Checked against a Counter reference (which tests/test_exercises.py checks against sacreBLEU's
     counts) for n = 1..4 on Papineni's two examples, a clip by the max over references, a hypothesis
     shorter than n, and a one-word miss.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> check_clipped_precision(clipped_precision_reference)
+        correct: ...
+        True
     """
 
     def body():
@@ -154,16 +214,16 @@ def check_clipped_precision(fn):
             for n in (1, 2, 3, 4):
                 short = hypothesis if len(hypothesis) <= 40 else hypothesis[:37] + "..."
                 label = f"n={n}, hypothesis {short!r}"
-                result = _call(fn, label, list(hyp), [list(r) for r in refs], n)
+                result = call_checked(fn, label, list(hyp), [list(r) for r in refs], n)
                 if not isinstance(result, (tuple, list)) or len(result) != 2:
-                    raise _Mismatch(f"on {label}, expected a pair (numerator, denominator), got "
-                                    f"{type(result).__name__}")
+                    raise Mismatch(f"on {label}, expected a pair (numerator, denominator), got "
+                                   f"{type(result).__name__}")
                 expected = clipped_precision_reference(hyp, refs, n)
                 for what, got, want in zip(("numerator", "denominator"), result, expected):
-                    got = _to_numpy(got, label, f"the {what}")
+                    got = as_array(got, label, f"the {what}")
                     if got.size != 1 or float(got.reshape(())) != want:
-                        raise _Mismatch(f"on {label} with {len(refs)} reference(s), the {what} is wrong: "
-                                        f"expected {want}, got {got.tolist()}")
-        return f"correct: {_name(fn)} gives BLEU's clipped counts for n = 1..4 on {len(_BLEU_CASES)} hypotheses"
+                        raise Mismatch(f"on {label} with {len(refs)} reference(s), the {what} is wrong: "
+                                       f"expected {want}, got {got.tolist()}")
+        return f"correct: {function_name(fn)} gives BLEU's clipped counts for n = 1..4 on {len(_BLEU_CASES)} hypotheses"
 
-    return _run("check_clipped_precision", fn, body)
+    return run_checker("check_clipped_precision", fn, body)

@@ -1,7 +1,6 @@
 """The checker of the parsing exercise (notebook 13): a tree as a token sequence (§6.3)."""
 
-from tfm.exercises.checking import _Mismatch, _name, _call, _run
-
+from tfm.exercises.checking import Mismatch, call_checked, function_name, run_checker
 
 # ---------------------------------------------------------------------------
 # 11. Tree linearization (notebook 13)
@@ -24,6 +23,18 @@ def check_linearize_tree(fn):
         `["(S", "(NP", "XX", "XX", ")", "(VP", "XX", ")", "XX", ")"]`.
 
     Checked against `tfm.parsing.linearize` on a sentence, a one-word tree, unary chains and deep nesting.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> from tfm.parsing import linearize
+        >>> check_linearize_tree(lambda tree: list(linearize(tree)))
+        correct: <lambda> matches tfm.parsing.linearize on 4 trees.
+        True
     """
     def body():
         import nltk
@@ -33,19 +44,19 @@ def check_linearize_tree(fn):
         for text in _TREES:
             label = f"tree {text}"
             tree = nltk.Tree.fromstring(text)
-            got = _call(fn, label, tree.copy(deep=True))
+            got = call_checked(fn, label, tree.copy(deep=True))
             expected = list(linearize(tree))
             try:
                 got = [str(token) for token in got]
             except TypeError:
-                raise _Mismatch(f"on {label}, expected a list of str tokens, got {type(got).__name__}") from None
+                raise Mismatch(f"on {label}, expected a list of str tokens, got {type(got).__name__}") from None
             for i, (want, have) in enumerate(zip(expected, got)):
                 if want != have:
-                    raise _Mismatch(f"on {label}, token {i} is wrong: expected {want!r}, got {have!r}")
+                    raise Mismatch(f"on {label}, token {i} is wrong: expected {want!r}, got {have!r}")
             if len(got) != len(expected):
-                raise _Mismatch(f"on {label}, expected {len(expected)} tokens, got {len(got)}"
-                                + (f" (the extra ones start with {got[len(expected)]!r})" if len(got) > len(expected)
-                                   else f" (missing from {expected[len(got)]!r} on)"))
-        return f"correct: {_name(fn)} matches tfm.parsing.linearize on {len(_TREES)} trees"
+                raise Mismatch(f"on {label}, expected {len(expected)} tokens, got {len(got)}"
+                               + (f" (the extra ones start with {got[len(expected)]!r})" if len(got) > len(expected)
+                                  else f" (missing from {expected[len(got)]!r} on)"))
+        return f"correct: {function_name(fn)} matches tfm.parsing.linearize on {len(_TREES)} trees"
 
-    return _run("check_linearize_tree", fn, body)
+    return run_checker("check_linearize_tree", fn, body)

@@ -4,7 +4,16 @@ learning-rate schedule (§5.3)."""
 import numpy as np
 from keras import ops
 
-from tfm.exercises.checking import _Mismatch, _rng, _name, _call, _run, _to_numpy, _compare, _shape
+from tfm.exercises.checking import (
+    Mismatch,
+    as_array,
+    call_checked,
+    compare,
+    function_name,
+    run_checker,
+    seeded_rng,
+    shape_text,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -23,12 +32,27 @@ def check_label_smoothed_loss(fn):
     Checked against `tfm.LabelSmoothedCrossEntropy(label_smoothing, pad_id)` on: no padding; padded
     targets; batch 1 with one position; `label_smoothing=0`; another `pad_id`; float16 logits large
     enough to overflow `exp` in float16 (compute in float32); and bfloat16 logits.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> from tfm.training.losses import LabelSmoothedCrossEntropy
+        >>> def label_smoothed_loss(y_true, logits, label_smoothing=0.1, pad_id=0):
+        ...     loss = LabelSmoothedCrossEntropy(label_smoothing, pad_id=pad_id)
+        ...     return float(loss(y_true, np.asarray(logits, "float32")))
+        >>> check_label_smoothed_loss(label_smoothed_loss)
+        correct: ...
+        True
     """
     import ml_dtypes
 
     from tfm.training.losses import LabelSmoothedCrossEntropy
 
-    rng = _rng()
+    rng = seeded_rng()
 
     def case(b, t, v, lengths=None, eps=0.1, pad_id=0, dtype="float32", scale=2.0):
         ids = rng.integers(0, v, size=(b, t))
@@ -42,26 +66,26 @@ def check_label_smoothed_loss(fn):
 
     def body():
         cases = [
-            (f"y_true {_shape(2, 3)} without padding, logits {_shape(2, 3, 7)}", case(2, 3, 7), 1e-5),
-            (f"y_true {_shape(3, 4)} with padding (real lengths 4, 2, 1), logits {_shape(3, 4, 6)}",
+            (f"y_true {shape_text(2, 3)} without padding, logits {shape_text(2, 3, 7)}", case(2, 3, 7), 1e-5),
+            (f"y_true {shape_text(3, 4)} with padding (real lengths 4, 2, 1), logits {shape_text(3, 4, 6)}",
              case(3, 4, 6, lengths=[4, 2, 1]), 1e-5),
-            (f"batch 1 with one position, logits {_shape(1, 1, 3)}", case(1, 1, 3), 1e-5),
-            (f"label_smoothing=0 with padding, logits {_shape(2, 3, 5)}", case(2, 3, 5, [3, 1], eps=0.0), 1e-5),
-            (f"pad_id=2 with padding, logits {_shape(2, 3, 5)}", case(2, 3, 5, [2, 3], pad_id=2), 1e-5),
-            (f"float16 logits up to about 40 with padding, logits {_shape(2, 4, 6)}",
+            (f"batch 1 with one position, logits {shape_text(1, 1, 3)}", case(1, 1, 3), 1e-5),
+            (f"label_smoothing=0 with padding, logits {shape_text(2, 3, 5)}", case(2, 3, 5, [3, 1], eps=0.0), 1e-5),
+            (f"pad_id=2 with padding, logits {shape_text(2, 3, 5)}", case(2, 3, 5, [2, 3], pad_id=2), 1e-5),
+            (f"float16 logits up to about 40 with padding, logits {shape_text(2, 4, 6)}",
              case(2, 4, 6, [4, 2], dtype="float16", scale=15.0), 1e-2),
-            (f"bfloat16 logits with padding, logits {_shape(2, 3, 6)}",
+            (f"bfloat16 logits with padding, logits {shape_text(2, 3, 6)}",
              case(2, 3, 6, [3, 2], dtype=ml_dtypes.bfloat16), 2e-2),
         ]
         for label, ((ids, logits, eps, pad_id), expected), tol in cases:
-            got = _to_numpy(_call(fn, label, ids, logits, label_smoothing=eps, pad_id=pad_id), label, "the loss")
+            got = as_array(call_checked(fn, label, ids, logits, label_smoothing=eps, pad_id=pad_id), label, "the loss")
             if got.size != 1:
-                raise _Mismatch(f"on {label}, expected a scalar loss (the mean over real tokens), "
-                                f"got shape {tuple(got.shape)}")
-            _compare(got.reshape(()), np.float64(expected), label, "the loss", rtol=tol, atol=tol)
-        return f"correct: {_name(fn)} matches tfm.LabelSmoothedCrossEntropy on {len(cases)} inputs"
+                raise Mismatch(f"on {label}, expected a scalar loss (the mean over real tokens), "
+                               f"got shape {tuple(got.shape)}")
+            compare(got.reshape(()), np.float64(expected), label, "the loss", rtol=tol, atol=tol)
+        return f"correct: {function_name(fn)} matches tfm.LabelSmoothedCrossEntropy on {len(cases)} inputs"
 
-    return _run("check_label_smoothed_loss", fn, body)
+    return run_checker("check_label_smoothed_loss", fn, body)
 
 
 def check_schedule(fn):
@@ -73,6 +97,25 @@ def check_schedule(fn):
 
     Checked against `tfm.TransformerSchedule(d_model, warmup_steps)(iteration)` around the start, the
     peak (`step == warmup_steps`) and far into the decay, for `warmup_steps` 4000, 10 and 1.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Example:
+        >>> def schedule(iteration, d_model, warmup_steps):
+        ...     step = iteration + 1
+        ...     return d_model ** -0.5 * min(step ** -0.5, step * warmup_steps ** -1.5)
+        >>> check_schedule(schedule)
+        correct: ...
+        True
+        >>> def schedule_from_zero(iteration, d_model, warmup_steps):   # forgets that the paper counts from 1
+        ...     return schedule(iteration - 1, d_model, warmup_steps)
+        >>> check_schedule(schedule_from_zero)
+        schedule_from_zero raised ZeroDivisionError on iteration=0 (step 1), d_model=512, warmup_steps=4000 (...).
+        False
     """
     from tfm.training.schedules import TransformerSchedule
 
@@ -83,12 +126,12 @@ def check_schedule(fn):
             schedule = TransformerSchedule(d_model, warmup)
             for iteration in iterations:
                 label = f"iteration={iteration} (step {iteration + 1}), d_model={d_model}, warmup_steps={warmup}"
-                got = _to_numpy(_call(fn, label, iteration, d_model, warmup), label, "the rate")
+                got = as_array(call_checked(fn, label, iteration, d_model, warmup), label, "the rate")
                 if got.size != 1:
-                    raise _Mismatch(f"on {label}, expected one number, got shape {tuple(got.shape)}")
+                    raise Mismatch(f"on {label}, expected one number, got shape {tuple(got.shape)}")
                 expected = float(ops.convert_to_numpy(schedule(iteration)))
-                _compare(got.reshape(()), np.float64(expected), label, "the rate", rtol=1e-5, atol=0)
+                compare(got.reshape(()), np.float64(expected), label, "the rate", rtol=1e-5, atol=0)
                 count += 1
-        return f"correct: {_name(fn)} matches tfm.TransformerSchedule at {count} iterations"
+        return f"correct: {function_name(fn)} matches tfm.TransformerSchedule at {count} iterations"
 
-    return _run("check_schedule", fn, body)
+    return run_checker("check_schedule", fn, body)

@@ -10,8 +10,8 @@ import keras
 from keras import ops
 
 from tfm.layers.attention_score import AttentionScore
-from tfm.layers.scaled_dot_product_attention import masked_softmax
 from tfm.layers.masks import merge_masks
+from tfm.layers.scaled_dot_product_attention import masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="tfm")

@@ -18,6 +18,7 @@ from keras import ops
 
 from tfm.config.rules import SAME_WIDTH_SCORES, SCORES, validate_score  # noqa: F401  SCORES: the layer's choices
 
+
 @keras.saving.register_keras_serializable(package="tfm")
 class AttentionScore(keras.layers.Layer):
     """Unnormalised alignment scores `e_ts = score(s_t, h_s)` for all query/key pairs.

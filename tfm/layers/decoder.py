@@ -26,7 +26,8 @@ class Decoder(TransformerStack):
         - `call_with_scores(x, memory, memory_mask)` -> `(output, self_weights, cross_weights)`,
           lists of `(B, N, T, T)` and `(B, N, T, S)`.
         - `call_with_cache(x, self_caches, cache_update_index, cross_caches, memory_mask)` ->
-          `(output, self_caches)`, lists of caches (`init_cache`-style, see `DecoderLayer`).
+          `(output, self_caches)`, lists of caches (`compute_cross_caches` for the memory, see
+          `DecoderLayer`; `Transformer.encode` makes both).
 
     Example:
         >>> decoder = Decoder(num_layers=2, num_heads=2, d_ff=32)
@@ -47,7 +48,15 @@ class Decoder(TransformerStack):
         self._build_final_norm(x_shape)
 
     def compute_cross_caches(self, memory):
-        """Per-layer keys/values of the memory, computed once per sentence."""
+        """Each layer's `(keys (B, N, S, d_k), values (B, N, S, d_v))` of the memory, computed once per sentence.
+
+        Example:
+            >>> decoder = Decoder(num_layers=2, num_heads=2, d_ff=32)
+            >>> decoder.build((None, None, 16), (None, None, 16))
+            >>> caches = decoder.compute_cross_caches(keras.random.normal((3, 7, 16)))
+            >>> len(caches), tuple(caches[0][0].shape)
+            (2, (3, 2, 7, 8))
+        """
         return [layer.compute_cross_cache(memory) for layer in self.layers]
 
     def call(self, x, memory, memory_mask=None, training=None):
@@ -66,7 +75,18 @@ class Decoder(TransformerStack):
         return self._final(x), self_weights, cross_weights
 
     def call_with_cache(self, x, self_caches, cache_update_index, cross_caches, memory_mask=None, training=None):
-        """New positions with cached keys/values, one cache per layer: `(output (B, T, D), self_caches)`."""
+        """New positions with cached keys/values, one cache per layer: `(output (B, T, D), self_caches)`.
+
+        Example:
+            >>> decoder = Decoder(num_layers=2, num_heads=2, d_ff=32)
+            >>> y, memory = keras.random.normal((1, 3, 16)), keras.random.normal((1, 7, 16))
+            >>> full = decoder(y, memory)                           # builds the stack
+            >>> cross = decoder.compute_cross_caches(memory)
+            >>> caches = [layer.self_attention.empty_cache(1, 3) for layer in decoder.layers]
+            >>> out, caches = decoder.call_with_cache(y[:, :1], caches, 0, cross)   # position 0 only
+            >>> bool(ops.all(ops.abs(out - full[:, :1]) < 1e-5))
+            True
+        """
         ensure_built(self, x)
         new_caches = []
         for layer, self_cache, cross_cache in zip(self.layers, self_caches, cross_caches):

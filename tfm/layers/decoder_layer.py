@@ -2,9 +2,9 @@
 
 import keras
 
+from tfm.layers.masks import merge_masks
 from tfm.layers.residual import residual_block
 from tfm.layers.transformer_block import TransformerBlock, ensure_built
-from tfm.layers.masks import merge_masks
 
 
 @keras.saving.register_keras_serializable(package="tfm")
@@ -42,6 +42,8 @@ class DecoderLayer(TransformerBlock):
           `(B, 2, N, T_max, H)` or a growing `(keys, values)` pair (`MultiHeadAttention`),
           `cache_update_index` the position of `x[:, 0]`, `cross_cache` the memory's keys and
           values projected once per sentence (`compute_cross_cache`), which replace `memory`.
+          The cross cache may hold `B` memories for `B * G` rows of `x` (G beams per sentence,
+          rows `b * G + j`); `memory_mask` is then the memories' `(B, S)`.
 
     Example:
         >>> layer = DecoderLayer(num_heads=2, d_ff=32)
@@ -74,8 +76,22 @@ class DecoderLayer(TransformerBlock):
         self.built = True
 
     def compute_cross_cache(self, memory):
-        """The memory's keys and values for this layer: `(B, S, D) -> (B, 2, N, S, H)`."""
-        return self.cross_attention.compute_cache(memory)
+        """The memory's keys and values for this layer's encoder-decoder attention (§3.2.3), projected once.
+
+        Args:
+            memory: float `(B, S, D)`, the encoder output.
+
+        Returns:
+            `(keys (B, N, S, d_k), values (B, N, S, d_v))`: a read-only cache for `call_with_cache`.
+
+        Example:
+            >>> layer = DecoderLayer(num_heads=2, d_ff=32)
+            >>> layer.build((None, None, 16), (None, None, 16))
+            >>> keys, values = layer.compute_cross_cache(keras.random.normal((3, 7, 16)))
+            >>> tuple(keys.shape), tuple(values.shape)            # (B, N, S, d_k), (B, N, S, d_v)
+            ((3, 2, 7, 8), (3, 2, 7, 8))
+        """
+        return self.cross_attention.split_cache(self.cross_attention.compute_cache(memory))
 
     def call(self, x, memory, memory_mask=None, training=None):
         cross_mask = merge_masks(key_mask=memory_mask)  # (B, S) -> (B, 1, S)
@@ -95,7 +111,19 @@ class DecoderLayer(TransformerBlock):
         return x, self_weights, cross_weights
 
     def call_with_cache(self, x, self_cache, cache_update_index, cross_cache, memory_mask=None, training=None):
-        """One or more new positions with cached keys/values: `(output (B, T, D), self_cache)`."""
+        """One or more new positions with cached keys/values: `(output (B, T, D), self_cache)`.
+
+        Example:
+            >>> layer = DecoderLayer(num_heads=2, d_ff=32)
+            >>> y, memory = keras.random.normal((1, 3, 16)), keras.random.normal((1, 7, 16))
+            >>> full = layer(y, memory)                             # builds the layer
+            >>> cross, cache, steps = layer.compute_cross_cache(memory), layer.self_attention.empty_cache_pair(1), []
+            >>> for t in range(3):
+            ...     out, cache = layer.call_with_cache(y[:, t : t + 1], cache, t, cross)
+            ...     steps.append(out)
+            >>> bool(ops.all(ops.abs(ops.concatenate(steps, axis=1) - full) < 1e-5))
+            True
+        """
         ensure_built(self, x)
         cross_mask = merge_masks(key_mask=memory_mask)  # (B, S) -> (B, 1, S)
         # Self-attention: only the new positions are computed, their keys/values join the cache.

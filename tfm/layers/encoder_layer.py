@@ -2,9 +2,9 @@
 
 import keras
 
+from tfm.layers.masks import merge_masks
 from tfm.layers.residual import residual_block
 from tfm.layers.transformer_block import TransformerBlock, ensure_built
-from tfm.layers.masks import merge_masks
 
 
 @keras.saving.register_keras_serializable(package="tfm")

@@ -33,6 +33,10 @@ def padding_mask(ids, pad_id=PAD_ID):
 
     Returns:
         bool `(B, S)`.
+
+    Example:
+        >>> padding_mask(ops.array([[5, 6, 0]]))   # (B, S): the last position is padding
+        <tf.Tensor: shape=(1, 3), dtype=bool, numpy=array([[ True,  True, False]])>
     """
     return ops.not_equal(ids, pad_id)
 
@@ -48,6 +52,14 @@ def causal_mask(query_length, key_length=None, offset=0):
 
     Returns:
         bool `(T, S)`.
+
+    Example:
+        >>> ops.convert_to_numpy(causal_mask(3)).astype(int)   # (T, S): query i sees keys 0..i
+        array([[1, 0, 0],
+               [1, 1, 0],
+               [1, 1, 1]])
+        >>> ops.convert_to_numpy(causal_mask(1, 3, offset=1)).astype(int)   # decoding step 2 over a 3-key cache
+        array([[1, 1, 0]])
     """
     key_length = query_length if key_length is None else key_length
     rows = ops.expand_dims(ops.arange(query_length), 1) + offset  # (T, 1)
@@ -68,6 +80,16 @@ def merge_masks(key_mask=None, query_mask=None, causal=False, query_length=None,
     Returns:
         bool `(B, T, S)`, `(1, T, S)` when only `causal` is set, or None when
         there is nothing to mask.
+
+    Example:
+        >>> keys = ops.array([[True, True, False]])              # (B, S): the third key is padding
+        >>> mask = merge_masks(key_mask=keys, causal=True, query_length=3)
+        >>> ops.convert_to_numpy(mask)[0].astype(int)           # (B, T, S): look-ahead and padding together
+        array([[1, 0, 0],
+               [1, 1, 0],
+               [1, 1, 0]])
+        >>> merge_masks() is None                                # nothing to mask
+        True
     """
     mask = None
     if key_mask is not None:

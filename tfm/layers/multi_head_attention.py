@@ -3,8 +3,8 @@
 import keras
 from keras import ops
 
-from tfm.layers.scaled_dot_product_attention import attention_weights
 from tfm.layers.masks import causal_mask
+from tfm.layers.scaled_dot_product_attention import attention_weights
 
 
 @keras.saving.register_keras_serializable(package="tfm")
@@ -38,19 +38,31 @@ class MultiHeadAttention(keras.layers.Layer):
 
         - `call_with_scores(...)` -> `(output, weights (B, N, T, S))`.
         - `call_with_cache(query, cache, cache_update_index=None, ...)` -> `(output, cache)`,
-          for incremental decoding. `cache`: float `(B, 2, N, S_max, H)`, keys (index 0)
-          and values (index 1) already projected and split into heads. With
-          `cache_update_index` None the cache is read as is (cross-attention to a memory
-          computed once, see `compute_cache`). With an index, the query's new keys/values
-          are written at positions `[index, index + T)` and attention runs over the whole
-          cache: pass an `attention_mask` that hides the unwritten slots. Or a pair
-          `(keys (B, N, S, d_k), values (B, N, S, d_v))` (`split_cache`): read as is, or,
-          with an index, the new keys/values are appended (the cache then holds exactly the
-          positions written so far, `index` of them, and grows by T). The pair avoids
-          slicing a stacked cache at every decoding step. A pair read as is may hold `B`
-          memories for `B * G` queries (G beams per sentence, rows `b * G + j`): each
-          memory is then read once for its G queries, and `attention_mask` is the
-          memories' `(B, 1, S)`. The returned cache has the given one's structure.
+          for incremental decoding (§3.2.3's decoder attention, one position at a time).
+
+    The cache of `call_with_cache` holds keys and values already projected and split into
+    heads, in one of two layouts:
+
+    - stacked, float `(B, 2, N, S_max, H)`: keys at index 0, values at index 1, `H = max(d_k, d_v)`
+      (`empty_cache`, `compute_cache`). A fixed buffer: what XLA needs.
+    - a pair `(keys (B, N, S, d_k), values (B, N, S, d_v))` (`empty_cache_pair`, `split_cache`):
+      no slicing of a stacked buffer at every step.
+
+    and is used in one of two ways:
+
+    - written (`cache_update_index` given: self-attention while decoding): the query's new keys
+      and values (from `value` / `key`, which default to the query) go to positions
+      `[index, index + T)` of a stacked cache, or are appended to a pair (which then holds
+      exactly the positions written so far); attention runs over the whole cache, so pass
+      `use_causal_mask=True` (or an `attention_mask`) to hide what is not written yet.
+    - read-only (`cache_update_index=None`: encoder-decoder attention to a memory projected once
+      per sentence): the cache replaces `value` and `key`, and passing either raises ValueError.
+      A pair read-only may hold `B` memories for `B * G` queries (G beams of a sentence at rows
+      `b * G + j`): each memory is then read once for its G queries. `attention_mask` is then the
+      memories' own, `(B, 1, S)` or `(B, T, S)`; `use_causal_mask` lets query `i` see keys `<= i`.
+
+    Dropout on the weights applies on every path (`training=True`). The returned cache has the
+    given one's layout.
 
     Example:
         >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
@@ -131,23 +143,78 @@ class MultiHeadAttention(keras.layers.Layer):
         return cache[:, 0, ..., : self.key_dim], cache[:, 1, ..., : self.value_dim]
 
     def split_cache(self, cache):
-        """A stacked cache `(B, 2, N, S, H)` as the pair `(keys (B, N, S, d_k), values (B, N, S, d_v))`."""
+        """A stacked cache as the pair `(keys (B, N, S, d_k), values (B, N, S, d_v))` (see the class docstring).
+
+        Args:
+            cache: float `(B, 2, N, S, H)`, e.g. from `compute_cache`.
+
+        Example:
+            >>> mha = MultiHeadAttention(num_heads=2, key_dim=4, value_dim=3)
+            >>> keys, values = mha.split_cache(mha.compute_cache(keras.random.normal((2, 7, 8))))
+            >>> tuple(keys.shape), tuple(values.shape)             # (B, N, S, d_k), (B, N, S, d_v)
+            ((2, 2, 7, 4), (2, 2, 7, 3))
+        """
         return tuple(self._read_cache(cache))
 
     def empty_cache_pair(self, batch_size):
-        """Keys and values of no positions, `(B, N, 0, d_k)` and `(B, N, 0, d_v)`: a cache that grows."""
+        """Keys and values of no positions: a self-attention cache that grows one position per step.
+
+        Args:
+            batch_size: int or scalar tensor. `B`.
+
+        Returns:
+            `(keys (B, N, 0, d_k), values (B, N, 0, d_v))`.
+
+        Example:
+            >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
+            >>> keys, values = mha.empty_cache_pair(3)
+            >>> tuple(keys.shape)
+            (3, 2, 0, 4)
+        """
         zeros = lambda width: ops.zeros((batch_size, self.num_heads, 0, width), dtype=self.compute_dtype)  # noqa: E731
         return zeros(self.key_dim), zeros(self.value_dim)
 
     def compute_cache(self, value, key=None):
-        """Project a memory once for cross-attention: `(B, S, D) -> (B, 2, N, S, H)`."""
+        """Project a memory once for encoder-decoder attention (§3.2.3): a stacked read-only cache.
+
+        Args:
+            value: float `(B, S, Dv)`, e.g. the encoder output.
+            key: float `(B, S, Dk)`. Defaults to `value`.
+
+        Returns:
+            float `(B, 2, N, S, H)`, `H = max(d_k, d_v)`: keys at index 0, values at index 1.
+
+        Example:
+            >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
+            >>> query, memory = keras.random.normal((2, 3, 8)), keras.random.normal((2, 7, 8))
+            >>> direct = mha(query, memory)                         # builds the layer
+            >>> cache = mha.compute_cache(memory)                   # once per sentence
+            >>> tuple(cache.shape)
+            (2, 2, 2, 7, 4)
+            >>> output, _ = mha.call_with_cache(query, cache)       # read-only: no cache_update_index
+            >>> bool(ops.all(ops.abs(output - direct) < 1e-5))
+            True
+        """
         key = value if key is None else key
         k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, N, S, d_k)
         v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, N, S, d_v)
         return self._stack_kv(k, v)  # (B, 2, N, S, H)
 
     def empty_cache(self, batch_size, max_length):
-        """Zeros `(B, 2, N, max_length, H)` for self-attention decoding, `H = max(d_k, d_v)`."""
+        """A fixed self-attention buffer for decoding, written one position per step (what XLA needs).
+
+        Args:
+            batch_size: int or scalar tensor. `B`.
+            max_length: int or scalar tensor. `S_max`, the positions it holds.
+
+        Returns:
+            float zeros `(B, 2, N, max_length, H)`, `H = max(d_k, d_v)`.
+
+        Example:
+            >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
+            >>> tuple(mha.empty_cache(3, max_length=10).shape)
+            (3, 2, 2, 10, 4)
+        """
         return ops.zeros(
             (batch_size, 2, self.num_heads, max_length, self._cache_dim), dtype=self.compute_dtype
         )
@@ -158,14 +225,46 @@ class MultiHeadAttention(keras.layers.Layer):
 
     def call_with_scores(self, query, value=None, key=None, attention_mask=None, use_causal_mask=False,
                          training=None):
-        """`call`, and the attention weights: `(output (B, T, D), weights (B, N, T, S))`."""
+        """`call`, and the attention weights: `(output (B, T, D), weights (B, N, T, S))`.
+
+        The arguments are `call`'s. `weights` are the softmax weights of eq. (1), before dropout.
+
+        Example:
+            >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
+            >>> output, weights = mha.call_with_scores(keras.random.normal((2, 3, 8)), keras.random.normal((2, 7, 8)))
+            >>> tuple(weights.shape), round(float(ops.sum(weights[0, 0, 0])), 4)   # (B, N, T, S); rows sum to 1
+            ((2, 2, 3, 7), 1.0)
+        """
         self._ensure_built(query, value, key)
         output, weights, _ = self._attend(query, value, key, attention_mask, use_causal_mask, training)
         return output, weights
 
     def call_with_cache(self, query, cache, cache_update_index=None, value=None, key=None, attention_mask=None,
                         use_causal_mask=False, training=None):
-        """`call` with a key/value cache (see the class docstring): `(output (B, T, D), cache)`."""
+        """`call` with a key/value cache (see the class docstring): `(output (B, T, D), cache)`.
+
+        Args:
+            query: float `(B, T, Dq)`.
+            cache: a stacked `(B, 2, N, S_max, H)` cache or a `(keys, values)` pair.
+            cache_update_index: int or scalar tensor, the position of `query[:, 0]`: its keys and values
+                are written into the cache. None: the cache is read as it is.
+            value, key, attention_mask, use_causal_mask, training: as in `call`; `value` and `key` are
+                refused with a read-only cache (it holds them already).
+
+        Example:
+            >>> mha = MultiHeadAttention(num_heads=2, key_dim=4)
+            >>> x = keras.random.normal((1, 4, 8))                  # (B, T, D)
+            >>> cache, steps = mha.empty_cache(1, max_length=4), []
+            >>> for t in range(4):                                  # one position per step
+            ...     out, cache = mha.call_with_cache(x[:, t : t + 1], cache, t, use_causal_mask=True)
+            ...     steps.append(out)
+            >>> full = mha(x, use_causal_mask=True)                 # every position at once
+            >>> bool(ops.all(ops.abs(ops.concatenate(steps, axis=1) - full) < 1e-5))
+            True
+            >>> mha.call_with_cache(x, cache, value=x)  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ValueError: value was given with a read-only cache (cache_update_index=None): ...
+        """
         self._ensure_built(query, value, key)
         output, _, cache = self._attend(query, value, key, attention_mask, use_causal_mask, training,
                                         cache=cache, cache_update_index=cache_update_index)
@@ -180,6 +279,13 @@ class MultiHeadAttention(keras.layers.Layer):
     def _attend(self, query, value, key, attention_mask, use_causal_mask, training, cache=None,
                 cache_update_index=None):
         """`(output, weights, cache)` (cache None without one): what `call` and `call_with_*` return parts of."""
+        read_only = cache is not None and cache_update_index is None
+        if read_only:
+            for name, given in (("value", value), ("key", key)):
+                if given is not None:
+                    raise ValueError(f"{name} was given with a read-only cache (cache_update_index=None): the cache "
+                                     f"already holds the projected keys and values; pass {name} only to write new "
+                                     "positions (with cache_update_index)")
         if value is None:
             value = query
         if key is None:
@@ -187,14 +293,15 @@ class MultiHeadAttention(keras.layers.Layer):
         q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, T, D) -> (B, N, T, H)
         if isinstance(cache, (tuple, list)):  # (keys, values): read as is, or append the new positions
             k, v = cache
-            if cache_update_index is None:  # no weights: `call_with_scores` takes no cache
-                return self._attend_shared(q, k, v, attention_mask), None, (k, v)
+            if read_only:  # no weights: `call_with_scores` takes no cache
+                output = self._attend_shared(q, k, v, attention_mask, use_causal_mask, training)
+                return output, None, (k, v)
             new_k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, T, D) -> (B, N, T, d_k)
             new_v = self._split_heads(self.value_dense(value), self.value_dim)
             k = ops.concatenate([k, ops.cast(new_k, k.dtype)], axis=2)  # (B, N, index + T, d_k)
             v = ops.concatenate([v, ops.cast(new_v, v.dtype)], axis=2)
             cache = (k, v)
-        elif cache is not None and cache_update_index is None:
+        elif read_only:
             k, v = self._read_cache(cache)  # (B, N, S, H) each
         else:
             k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, S, D) -> (B, N, S, H)
@@ -220,24 +327,34 @@ class MultiHeadAttention(keras.layers.Layer):
         output = self.output_dense(context)  # (B, T, N*H) -> (B, T, D)
         return output, weights, cache
 
-    def _attend_shared(self, q, k, v, attention_mask):
+    def _attend_shared(self, q, k, v, attention_mask, use_causal_mask, training):
         """Attention to a read-only `(keys, values)` pair that G queries share: the beams of a sentence.
 
-        `q (B*G, N, T, d_k)` against `k (B, N, S, d_k)`, `v (B, N, S, d_v)`, `attention_mask`
-        broadcastable to `(B, 1, S)`: each memory is read once for its G beams (one
-        `(G*T, S)` product per head instead of G products of one row), not copied G times.
-        Returns the output `(B*G, T, D)`.
+        `q (B*G, N, T, d_k)` against `k (B, N, S, d_k)`, `v (B, N, S, d_v)`; `attention_mask` is the
+        memories' `(B, 1, S)` or `(B, T, S)`. Each memory is read once for its G beams (one `(G*T, S)`
+        product per head instead of G products of T rows), not copied G times. With G = 1 this is
+        ordinary attention. Returns the output `(B*G, T, D)`.
         """
         batch = ops.shape(k)[0]
         groups = ops.shape(q)[0] // batch
-        t = ops.shape(q)[2]
-        # (B*G, N, T, d) -> (B, G, N, T, d) -> (B, N, G, T, d) -> (B, N, G*T, d)
+        t, s = ops.shape(q)[2], ops.shape(k)[2]
+        # (B*G, N, T, d) -> (B, G, N, T, d) -> (B, N, G, T, d) -> (B, N, G*T, d): row g * T + i is beam g's query i
         q = ops.reshape(ops.transpose(ops.reshape(q, (batch, groups, self.num_heads, t, self.key_dim)),
                                       (0, 2, 1, 3, 4)), (batch, self.num_heads, groups * t, self.key_dim))
-        mask = attention_mask
-        if mask is not None:
-            mask = ops.expand_dims(ops.cast(mask, "bool"), 1)  # (B, 1, S) -> (B, 1, 1, S)
+        mask = None
+        if attention_mask is not None:
+            mask = ops.cast(attention_mask, "bool")  # (B, 1 or T, S)
+            if len(mask.shape) != 3:
+                raise ValueError(f"attention_mask of shape {tuple(mask.shape)} with a read-only (keys, values) "
+                                 "cache: expected the memories' (B, 1, S) or (B, T, S)")
+            if mask.shape[1] != 1:  # one row per query position: the same rows for each beam
+                mask = ops.tile(mask, (1, groups, 1))  # (B, T, S) -> (B, G*T, S)
+            mask = ops.expand_dims(mask, 1)  # -> (B, 1, 1 or G*T, S), shared by heads
+        if use_causal_mask:
+            causal = ops.tile(causal_mask(t, s), (groups, 1))  # (T, S) -> (G*T, S): query i sees keys <= i
+            mask = causal if mask is None else ops.logical_and(mask, causal)
         weights = attention_weights(q, k, mask)  # (B, N, G*T, S)
+        weights = self.dropout_layer(weights, training=training)
         context = ops.matmul(weights, v)  # (B, N, G*T, d_v)
         context = ops.transpose(ops.reshape(context, (batch, self.num_heads, groups, t, self.value_dim)),
                                 (0, 2, 3, 1, 4))  # -> (B, G, T, N, d_v)

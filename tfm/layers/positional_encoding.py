@@ -30,7 +30,17 @@ def positional_encoding(length, depth):
 
 
 def positional_encoding_numpy(length, depth):
-    """NumPy twin of `positional_encoding`: float32 `(length, depth)`."""
+    """NumPy twin of `positional_encoding`: float32 `(length, depth)`.
+
+    Args:
+        length: int. Positions `L` (rows).
+        depth: int. Model dimension `D` (columns).
+
+    Example:
+        >>> pe = positional_encoding_numpy(50, 4)
+        >>> pe.shape, pe.dtype.name, pe[0].tolist()          # position 0: sin 0 = 0, cos 0 = 1
+        ((50, 4), 'float32', [0.0, 1.0, 0.0, 1.0])
+    """
     length, depth = int(length), int(depth)
     if length < 0 or depth <= 0:
         raise ValueError(f"need length >= 0 and depth > 0, got length={length}, depth={depth}")

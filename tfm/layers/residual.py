@@ -14,6 +14,14 @@ def residual_block(x, sublayer, norm, dropout, norm_first, training=None):
     Returns:
         `(y, extras)`: float `(B, T, D)` and the tuple of whatever else `sublayer`
         returned (attention weights, caches).
+
+    Example:
+        >>> import keras
+        >>> x = keras.ops.ones((1, 2, 4))
+        >>> norm, dropout = keras.layers.LayerNormalization(), keras.layers.Dropout(0.1)
+        >>> y, extras = residual_block(x, lambda h: 2 * h, norm, dropout, norm_first=True)  # x + 2 LN(x), LN(1) = 0
+        >>> keras.ops.convert_to_numpy(y)[0, 0].tolist(), extras
+        ([1.0, 1.0, 1.0, 1.0], ())
     """
     out = sublayer(norm(x) if norm_first else x)
     extras = ()

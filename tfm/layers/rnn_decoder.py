@@ -16,9 +16,10 @@ Three decoders from the papers the Transformer replaced:
 import keras
 from keras import ops
 
-from tfm.layers.attention import Attention
 from tfm.config.rules import ATTENTIONS, resolve_attention_args, validate_rnn_args  # noqa: F401
+from tfm.layers.attention import Attention
 from tfm.layers.rnn_encoder import states_per_layer
+
 
 @keras.saving.register_keras_serializable(package="tfm")
 class RNNDecoder(keras.layers.Layer):
@@ -178,22 +179,38 @@ class RNNDecoder(keras.layers.Layer):
             new_states.extend(state)
         return x, new_states
 
+    def _attend_step(self, query, encoder_outputs, keys, memory_mask):
+        """One step's attention: `query (N, U)` for `N = B * G` rows against `B` memories, `G` consecutive
+        rows per memory (the beams of a sentence, rows `b * G + j`; `G = 1` otherwise).
+
+        Each memory is read once for its G queries, as G query positions of one sentence, instead of
+        being copied G times. Returns `(context (N, Dv), weights (N, S))`.
+        """
+        # Static sizes where known, so that the teacher-forced scan keeps its carry's shapes.
+        dim = lambda x, axis: x.shape[axis] if x.shape[axis] is not None else ops.shape(x)[axis]  # noqa: E731
+        batch, rows = dim(encoder_outputs, 0), dim(query, 0)
+        grouped = ops.reshape(query, (batch, rows // batch, query.shape[-1]))  # (N, U) -> (B, G, U)
+        context, weights = self.attention_layer.attend(grouped, encoder_outputs, keys, memory_mask)  # (B, G, .)
+        return (ops.reshape(context, (rows, context.shape[-1])),  # (B, G, Dv) -> (N, Dv)
+                ops.reshape(weights, (rows, dim(weights, -1))))  # (B, G, S) -> (N, S)
+
     def _decode_step(self, x, state, encoder_outputs, keys, memory_mask, between_masks=None):
-        """Embedded input `(B, E)` -> (readout `(B, O)`, new state, weights `(B, S)` or None)."""
+        """Embedded input `(N, E)` -> (readout `(N, O)`, new state, weights `(N, S)` or None); `N` may be
+        a multiple of the memories' `B` (see `_attend_step`)."""
         n_cell = self.num_layers * states_per_layer(self.cell)
         cell_states = state[:n_cell]
         weights = None
         if self.attention == "bahdanau":
             query = cell_states[-states_per_layer(self.cell)]  # top layer's previous h: s_{t-1}
-            context, weights = self.attention_layer.attend(query, encoder_outputs, keys, memory_mask)
-            x = ops.concatenate([x, context], axis=-1)  # (B, E + Dv)
+            context, weights = self._attend_step(query, encoder_outputs, keys, memory_mask)
+            x = ops.concatenate([x, context], axis=-1)  # (N, E + Dv)
         elif self.input_feeding:
-            x = ops.concatenate([x, state[n_cell]], axis=-1)  # (B, E + U)
+            x = ops.concatenate([x, state[n_cell]], axis=-1)  # (N, E + U)
         h, new_state = self._run_cells(x, cell_states, between_masks)
         if self.attention == "bahdanau":
-            out = ops.concatenate([h, context], axis=-1)  # readout from [s_t; c_t]: (B, U + Dv)
+            out = ops.concatenate([h, context], axis=-1)  # readout from [s_t; c_t]: (N, U + Dv)
         elif self.attention == "luong":
-            context, weights = self.attention_layer.attend(h, encoder_outputs, keys, memory_mask)
+            context, weights = self._attend_step(h, encoder_outputs, keys, memory_mask)
             out = self.attentional_dense(ops.concatenate([context, h], axis=-1))  # h~_t: (B, U)
             if self.input_feeding:
                 new_state.append(out)
@@ -278,14 +295,15 @@ class RNNDecoder(keras.layers.Layer):
         """One decoding step (inference, no dropout).
 
         Args:
-            token_ids: int `(B,)` (or `(B, 1)`), the previous output token.
-            state: flat list from `start_state` or the previous `step`.
-            encoder_outputs: float `(B, S, Dv)` (with attention).
+            token_ids: int `(N,)` (or `(N, 1)`), the previous output token of each of `N` rows.
+            state: flat list from `start_state` or the previous `step`, `(N, w)` each.
+            encoder_outputs: float `(B, S, Dv)` (with attention). `N` may be `B * G`: then rows
+                `b * G .. b * G + G - 1` (the G beams of sentence `b`) all read memory `b`.
             memory_mask: bool `(B, S)`, True = real source token.
 
         Returns:
-            `(logits, new_state, weights)`: float32 `(B, V)`, a list shaped like
-            `state`, and float `(B, S)` attention weights (None without attention).
+            `(logits, new_state, weights)`: float32 `(N, V)`, a list shaped like
+            `state`, and float `(N, S)` attention weights (None without attention).
         """
         if len(token_ids.shape) == 2:
             token_ids = token_ids[:, 0]  # (B, 1) -> (B,)

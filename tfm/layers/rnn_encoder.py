@@ -4,10 +4,19 @@ import keras
 from keras import ops
 
 from tfm.config.rules import CELLS, validate_rnn_args  # noqa: F401  CELLS: the layer's choices
-from tfm.layers import masks
+from tfm.layers.masks import padding_mask as padding_mask_of
+
 
 def states_per_layer(cell):
-    """How many state tensors one layer of `cell` carries: 2 for LSTM (`h`, `c`), 1 for GRU."""
+    """How many state tensors one layer of `cell` carries: 2 for LSTM (`h`, `c`), 1 for GRU.
+
+    Args:
+        cell: str. `"lstm"` or `"gru"`.
+
+    Example:
+        >>> states_per_layer("lstm"), states_per_layer("gru")
+        (2, 1)
+    """
     return 2 if cell == "lstm" else 1
 
 
@@ -87,7 +96,7 @@ class RNNEncoder(keras.layers.Layer):
 
     def call(self, source_ids, padding_mask=None, training=None):
         if padding_mask is None:
-            padding_mask = masks.padding_mask(source_ids)  # (B, S)
+            padding_mask = padding_mask_of(source_ids)  # (B, S)
         padding_mask = ops.cast(padding_mask, "bool")
         x = self.embedding(source_ids)  # (B, S) -> (B, S, E)
         state = []

@@ -13,13 +13,37 @@ from tfm.layers.multi_head_attention import MultiHeadAttention
 
 def ensure_built(layer, *tensors):
     """Build `layer` from its tensor arguments' shapes unless built: `call_with_*` methods are plain
-    methods, and Layer.__call__, which builds on first use, does not run for them."""
+    methods, and Layer.__call__, which builds on first use, does not run for them.
+
+    Args:
+        layer: a `keras.layers.Layer`.
+        *tensors: the tensors its `build` takes shapes from, in order (None where it takes none).
+
+    Example:
+        >>> dense = keras.layers.Dense(3)
+        >>> ensure_built(dense, keras.ops.ones((2, 5)))
+        >>> dense.built, tuple(dense.kernel.shape)
+        (True, (5, 3))
+    """
     if not layer.built:
         layer.build(*[None if t is None else tuple(t.shape) for t in tensors])
 
 
 class TransformerBlock(keras.layers.Layer):
-    """Base of `EncoderLayer` and `DecoderLayer`: see those for Args and Call args."""
+    """Base of `EncoderLayer` and `DecoderLayer`: see those for Args and Call args.
+
+    Args:
+        num_heads, d_ff, key_dim, value_dim, dropout, attention_dropout, norm_first, layer_norm_epsilon,
+            activation_dropout: as in `EncoderLayer`.
+        **kwargs: `keras.layers.Layer` arguments (`name`, `dtype`).
+
+    Example:
+        >>> from tfm.layers.encoder_layer import EncoderLayer
+        >>> issubclass(EncoderLayer, TransformerBlock)
+        True
+        >>> EncoderLayer(num_heads=2, d_ff=16).get_config()["d_ff"]
+        16
+    """
 
     def __init__(self, num_heads, d_ff, key_dim=None, value_dim=None, dropout=0.1,
                  attention_dropout=0.0, norm_first=False, layer_norm_epsilon=1e-6, activation_dropout=0.0, **kwargs):
@@ -61,7 +85,20 @@ class TransformerBlock(keras.layers.Layer):
 
 class TransformerStack(keras.layers.Layer):
     """Base of `Encoder` and `Decoder`: `num_layers` blocks of `block_class`, then a final
-    LayerNorm when pre-LN (post-LN blocks already end normalised)."""
+    LayerNorm when pre-LN (post-LN blocks already end normalised).
+
+    Args:
+        num_layers: int. `N`, blocks in the stack.
+        num_heads, d_ff, key_dim, value_dim, dropout, attention_dropout, norm_first, layer_norm_epsilon,
+            activation_dropout: passed to every block (see `EncoderLayer`).
+        **kwargs: `keras.layers.Layer` arguments (`name`, `dtype`).
+
+    Example:
+        >>> from tfm.layers.encoder import Encoder
+        >>> stack = Encoder(num_layers=2, num_heads=2, d_ff=16, norm_first=True)
+        >>> isinstance(stack, TransformerStack), len(stack.layers), stack.final_norm is not None
+        (True, 2, True)
+    """
 
     block_class = None
 

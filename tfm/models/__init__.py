@@ -3,6 +3,7 @@
     transformer.py   `Transformer` (§3, Figure 1)
     seq2seq.py       `Seq2Seq`: Sutskever's, Bahdanau's and Luong's RNN encoder-decoders
     presets.py       `from_preset(name_or_config, **overrides)`, shared by both
+    decoding_state.py  `DecodingState`: what `encode` returns and `decode_step` carries, for both models
     registry.py      model names (`MODELS`) and `make_config`: what `tfm train --model M --preset P` builds
 
 The registry (`MODELS`, `make_config`, ...) and `Seq2SeqConfig` import no TensorFlow;
@@ -25,8 +26,9 @@ _LAZY = {
     "build_transformer": "tfm.models.transformer",
     "Seq2Seq": "tfm.models.seq2seq",
     "build_seq2seq": "tfm.models.seq2seq",
+    "DecodingState": "tfm.models.decoding_state",
 }
-_SUBMODULES = ("presets", "registry", "seq2seq", "transformer")
+_SUBMODULES = ("decoding_state", "presets", "registry", "seq2seq", "transformer")
 
 __all__ = sorted(["MODELS", "Seq2SeqConfig", "as_config", "build_model", "config_class", "make_config", "model_name",
                   *_LAZY])

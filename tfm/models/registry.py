@@ -11,7 +11,8 @@ builders import the models when they are called.
 
 import dataclasses
 
-from tfm.config.configs import Seq2SeqConfig, TransformerConfig, apply_overrides
+from tfm.config.configs import Seq2SeqConfig, TransformerConfig
+from tfm.config.rules import apply_overrides
 
 MODELS = ("transformer", "seq2seq", "bahdanau", "luong")
 PRESETS = TransformerConfig.PRESETS

@@ -24,9 +24,8 @@ the setting behind every WSJ F1 in Table 4 of Vaswani et al. (2017):
 
 import collections
 
-import numpy as np
-
 import nltk
+import numpy as np
 
 from tfm.parsing.trees import (  # noqa: F401  PUNCTUATION_TAGS: COLLINS.prm's DELETE_LABEL, read here
     EMPTY_ELEMENT_TAG,
@@ -66,6 +65,10 @@ def evalb_label(label):
 
     Returns:
         str: "NP", "PP", "ADVP". A label that would be cut to nothing (it starts with '-') is kept.
+
+    Example:
+        >>> evalb_label("NP-SBJ-1"), evalb_label("PRT"), evalb_label("-NONE-")
+        ('NP', 'ADVP', '-NONE-')
     """
     label = base_label(label)
     return EQUIVALENT_LABELS.get(label, label)
@@ -122,6 +125,12 @@ def sentence_brackets(gold_tree, test_tree, index=0):
 
     Raises:
         ValueError: naming the sentence when the trees have different numbers of words.
+
+    Example:
+        >>> gold, test, length = sentence_brackets("(S (NP (DT The) (NN dog)) (VP (VBZ runs)) (. .))",
+        ...                                        "(S (XX The) (VP (XX dog) (XX runs)) (XX .))")
+        >>> sorted(gold), sorted(test), length                  # the final "." is not counted in spans
+        ([('NP', 0, 2), ('S', 0, 3), ('VP', 2, 3)], [('S', 0, 3), ('VP', 1, 3)], 4)
     """
     gold_tree, test_tree = _as_tree(gold_tree, "gold", index), _as_tree(test_tree, "test", index)
     gold_tags, gold_brackets = _tags_and_brackets(gold_tree)
@@ -158,6 +167,13 @@ def bracket_scores(gold_trees, test_trees, max_length=None):
     Raises:
         ValueError: when the lists differ in length, or naming the first sentence whose gold and
             test trees differ in number of words.
+
+    Example:
+        >>> gold = ["(S (NP (DT The) (NN dog)) (VP (VBZ runs)) (. .))"]
+        >>> test = ["(S (NP (XX The) (XX dog)) (XX runs) (XX .))"]   # the VP is missing
+        >>> scores = bracket_scores(gold, test)
+        >>> scores["precision"], round(scores["recall"], 2), scores["f1"], scores["exact_match"]
+        (100.0, 66.67, 80.0, 0.0)
     """
     gold_trees, test_trees = list(gold_trees), list(test_trees)
     if len(gold_trees) != len(test_trees):
@@ -205,6 +221,10 @@ def right_branching_tree(words, tags=None, label="S", tag=LEAF_TOKEN):
 
     Raises:
         ValueError: when `tags` and `words` differ in length.
+
+    Example:
+        >>> print(right_branching_tree("a b c"))
+        (S (XX a) (S (XX b) (XX c)))
     """
     words = words.split() if isinstance(words, str) else list(words)
     tags = [tag] * len(words) if tags is None else list(tags)
@@ -230,6 +250,12 @@ def parse_report(scores, name="this model", repair_rate=None):
     Returns:
         str: one line per Table 4 row, then the new row with P / R / F1, exact match, the bracket
         and sentence counts (and the repair rate).
+
+    Example:
+        >>> gold = ["(S (NP (DT The) (NN dog)) (VP (VBZ runs)))"]
+        >>> report = parse_report(bracket_scores(gold, [right_branching_tree("The dog runs")]), name="right-branching")
+        >>> print(report.splitlines()[-1])
+        right-branching    (this evaluation)    40.00   P 50.00  R 33.33  exact 0.00  1/3 gold, 2 test brackets, ...
     """
     lines = [f"{'Parser':<34}{'Training':<28}{'WSJ 23 F1':>9}"]
     lines += [f"{parser:<34}{training:<28}{f1:>9.1f}" for parser, training, f1 in TABLE4_WSJ23_F1]

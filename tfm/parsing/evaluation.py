@@ -14,11 +14,11 @@ constrained to well-formed trees (`TreeConstraint`) unless `constrained=False`.
 import time
 
 from tfm.data import PARSING_TASKS, canonical_split
-from tfm.parsing.treebank import ptb_parse_trees
 from tfm.decoding import Translator
 from tfm.parsing.evalb import bracket_scores
 from tfm.parsing.linearization import delinearize
 from tfm.parsing.tree_constraint import TreeConstraint
+from tfm.parsing.treebank import ptb_parse_trees
 from tfm.parsing.trees import DATASET_LEAVES, XX_LEAVES
 
 
@@ -44,6 +44,22 @@ def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alph
 
     Raises:
         ValueError: when `sources` and `gold_trees` differ in length.
+
+    Example:
+        A run's model parses its test split (`tfm evaluate --run runs/parse --split test` does this):
+
+            model, tokenizer, run_info = tfm.runs.load_run("runs/parse")
+            sources, gold = split_trees(run_info, "test")
+            trees, scores = evaluate_parsing(model, tokenizer, sources, gold, beam_size=21, alpha=0.3)
+            print(parse_report(scores, repair_rate=scores["repair_rate"]))
+
+        The scoring alone, on a tree rebuilt from an output:
+
+        >>> from tfm.parsing import bracket_scores, delinearize
+        >>> gold = ["(S (NP (DT The) (NN man)) (VP (VBD saw)) (. .))"]
+        >>> tree = delinearize("(S (NP XX XX ) (VP XX ) XX )", "The man saw .", tags=["DT", "NN", "VBD", "."]).tree
+        >>> bracket_scores(gold, [tree])["f1"]
+        100.0
     """
     if len(sources) != len(gold_trees):
         raise ValueError(f"{len(sources)} sentences but {len(gold_trees)} gold trees")
@@ -78,6 +94,15 @@ def split_trees(run_info, split, limit=None):
 
     Raises:
         ValueError: for the training split, a run that is not a parsing run, or a `limit` below 1.
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.parsing.treebank import write_example_treebank
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run_info = {"data": {"dataset": "ptb_parse", "data_dir": write_example_treebank(tmp.name)}}
+        >>> sources, gold = split_trees(run_info, "test", limit=2)
+        >>> sources
+        ['The man saw a dog .', 'The man saw a dog .']
     """
     if canonical_split(split) == "train":
         raise ValueError("split='train': evaluate on 'val' or 'test', which the model has not trained on")
@@ -100,6 +125,20 @@ def evaluate_run(model, tokenizer, run_info, split, limit=None, beam_size=None, 
 
     Returns:
         `(trees, scores)`: as `evaluate_parsing`, with `split`, `dataset` and `checkpoint` in the scores.
+
+    Example:
+        What `tfm evaluate --run runs/parse --split test --limit 100` runs:
+
+            model, tokenizer, run_info = tfm.runs.load_run("runs/parse")
+            trees, scores = evaluate_run(model, tokenizer, run_info, "test", limit=100)
+            scores["f1"], scores["split"], scores["checkpoint"]
+
+        A run that is not a parsing run is refused before anything is decoded:
+
+        >>> evaluate_run(None, None, {"data": {"dataset": "numbers"}}, "test")
+        Traceback (most recent call last):
+        ...
+        ValueError: the run was trained on 'numbers', not a parsing task ('ptb_parse', 'ptb_parse_tags')
     """
     sources, gold = split_trees(run_info, split, limit)
     trees, scores = evaluate_parsing(model, tokenizer, sources, gold, beam_size=beam_size, alpha=alpha,
@@ -109,5 +148,14 @@ def evaluate_run(model, tokenizer, run_info, split, limit=None, beam_size=None, 
 
 
 def one_line(tree):
-    """A tree as one bracketed line, "(S (NP (XX The) (XX man)) (VP (XX saw)))": how `tfm evaluate` writes them."""
+    """A tree as one bracketed line, "(S (NP (XX The) (XX man)) (VP (XX saw)))": how `tfm evaluate` writes them.
+
+    Args:
+        tree: `nltk.Tree`.
+
+    Example:
+        >>> import nltk
+        >>> one_line(nltk.Tree.fromstring("(S\\n  (NP (XX The) (XX man))\\n  (VP (XX saw)))"))
+        '(S (NP (XX The) (XX man)) (VP (XX saw)))'
+    """
     return " ".join(str(tree).split())

@@ -59,6 +59,13 @@ def linearize(tree, typed_closing=False, leaves=XX_LEAVES):
     Returns:
         list of str: "(LABEL" per constituent, "XX" per word (POS tags and words are not written),
         ")" (or ")LABEL") per closing bracket: `["(S", "(NP", "XX", "XX", ")", "(VP", "XX", ")", "XX", ")"]`.
+
+    Example:
+        >>> tree = nltk.Tree.fromstring("(S (NP (DT The) (NN man)) (VP (VBD saw)) (. .))")
+        >>> " ".join(linearize(tree))
+        '(S (NP XX XX ) (VP XX ) XX )'
+        >>> " ".join(linearize(tree, typed_closing=True, leaves="tags"))
+        '(S (NP DT NN )NP (VP VBD )VP . )S'
     """
     tokens = []
     if leaves not in LEAF_STYLES:
@@ -108,6 +115,13 @@ def delinearize(tokens, words, tags=None):
 
     Raises:
         ValueError: when `tags` and `words` differ in length.
+
+    Example:
+        >>> tree, repaired = delinearize("(S (NP XX XX ) (VP XX", "The man saw a dog")   # cut off: repaired
+        >>> " ".join(str(tree).split()), repaired
+        ('(S (NP (XX The) (XX man)) (VP (XX saw) (XX a) (XX dog)))', True)
+        >>> delinearize("(S (NP XX ) XX )", "Dogs bark", tags=["NNS", "VBP"]).tree.pos()
+        [('Dogs', 'NNS'), ('bark', 'VBP')]
     """
     tokens = tokens.split() if isinstance(tokens, str) else list(tokens)
     words = words.split() if isinstance(words, str) else list(words)

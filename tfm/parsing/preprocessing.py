@@ -25,6 +25,10 @@ def strip_function_tags(label):
         str: the part before the first '-' or '=' ("NP", "S", "NP", "PP"); a label that starts
         with '-' (-LRB-, -RRB-, -NONE-) is returned unchanged; of alternatives joined by '|'
         the first is kept ("ADVP|PRT" -> "ADVP").
+
+    Example:
+        >>> [strip_function_tags(label) for label in ("NP-SBJ-1", "S-TPC-2", "NP=2", "-LRB-", "ADVP|PRT")]
+        ['NP', 'S', 'NP', '-LRB-', 'ADVP']
     """
     return base_label(label).split("|", 1)[0] or label
 
@@ -45,6 +49,10 @@ def preprocess_tree(tree):
 
     Raises:
         ValueError: when nothing but empty elements is left (the tree is named).
+
+    Example:
+        >>> preprocess_tree("( (S (NP-SBJ-1 (-NONE- *)) (VP (VBD left)) (. .)) )")
+        Tree('S', [Tree('VP', [Tree('VBD', ['left'])]), Tree('.', ['.'])])
     """
     if isinstance(tree, str):
         tree = nltk.Tree.fromstring(tree)

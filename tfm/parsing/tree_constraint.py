@@ -60,6 +60,18 @@ class TreeConstraint(Constraint):
     Raises:
         ValueError: when the vocabulary has no opener, closer or leaf piece (a tokenizer
             learned without `whole_tokens`: the trees' tokens are split into pieces).
+
+    Example:
+        >>> vocabulary = "[PAD] [UNK] [START] [END] ▁(S ▁(NP ▁) ▁XX ▁the ▁dog".split()
+        >>> constraint = TreeConstraint(vocabulary)
+        >>> constraint
+        TreeConstraint(2 openers, 1 closer(s), 1 leaf piece(s), vocabulary 10)
+        >>> int(constraint.sentence_info(tf.constant([[8, 9]]))[0])          # "▁the ▁dog": 2 words
+        2
+        >>> prefix = tf.constant([[2, 4, 0, 0]])                              # START "(S": one bracket open
+        >>> allowed = constraint.allowed(prefix, tf.constant(1), tf.constant([2]))[0].numpy()
+        >>> [vocabulary[i] for i in np.flatnonzero(allowed)]                  # an opener or a leaf; no closer yet
+        ['▁(S', '▁(NP', '▁XX']
     """
 
     def __init__(self, vocabulary, leaf_tokens=(LEAF_TOKEN,), close_token=CLOSE_TOKEN, open_prefix=OPEN_PREFIX):
@@ -77,7 +89,7 @@ class TreeConstraint(Constraint):
         if missing:
             raise ValueError(f"the vocabulary ({len(pieces)} pieces) has no {', no '.join(missing)} piece: "
                              "learn the tokenizer with the trees' tokens as whole pieces "
-                             "(train_tokenizer(..., whole_tokens=tfm.data.datasets.whole_tokens('ptb_parse', pairs)))")
+                             "(train_tokenizer(..., whole_tokens=tfm.parsing.treebank.whole_tokens(pairs)))")
         word_start = np.array([p.startswith(WORD_START) for p in pieces])
         word_start[: len(RESERVED_TOKENS)] = False
         self.vocab_size = len(pieces)
@@ -96,17 +108,51 @@ class TreeConstraint(Constraint):
     @classmethod
     def from_tokenizer(cls, tokenizer, leaves=XX_LEAVES, **kwargs):
         """The constraint for a `SubwordTokenizer`'s vocabulary (learned with the trees' whole tokens);
-        `leaves`: the linearization's leaf style, "XX" or "tags" (`tfm.parsing.linearize`)."""
+        `leaves`: the linearization's leaf style, "XX" or "tags" (`tfm.parsing.linearize`).
+
+        Args:
+            tokenizer: a `SubwordTokenizer` learned with the trees' tokens as `whole_tokens`.
+            leaves: "XX" or "tags".
+            **kwargs: `close_token`, `open_prefix` of `TreeConstraint`.
+
+        Example:
+            >>> from tfm.data import train_tokenizer
+            >>> targets = ["(S (NP XX XX ) (VP XX ) XX )"]
+            >>> tokenizer = train_tokenizer(targets + ["The man saw ."], vocab_size=20, whole_tokens=targets[0].split())
+            >>> TreeConstraint.from_tokenizer(tokenizer).leaf_ids == [tokenizer.vocabulary().index("▁XX")]
+            True
+        """
         return cls(tokenizer.vocabulary(), leaf_tokens=leaf_tokens_of(leaves), **kwargs)
 
     def sentence_info(self, source_ids):
-        """int32 `(B,)`: the words of each source `(B, S)`, counted as the pieces that begin with "▁"."""
+        """int32 `(B,)`: the words of each source `(B, S)`, counted as the pieces that begin with "▁".
+
+        Args:
+            source_ids: int `(B, S)`.
+
+        Example:
+            >>> vocabulary = "[PAD] [UNK] [START] [END] ▁(S ▁(NP ▁) ▁XX ▁the ▁dog".split()
+            >>> TreeConstraint(vocabulary).sentence_info(tf.constant([[8, 9, 0], [9, 0, 0]])).numpy().tolist()
+            [2, 1]
+        """
         source_ids = tf.cast(source_ids, tf.int32)
         return tf.reduce_sum(tf.gather(self._word_start, source_ids), axis=1)
 
     def state(self, prefix, index):
         """`(depth, leaves, last_is_open)`, each `(N,)`: the bracket depth, the leaves written and whether the
-        last token opened a constituent, read from `prefix (N, L)` (START, then `index` tokens, then zeros)."""
+        last token opened a constituent, read from `prefix (N, L)` (START, then `index` tokens, then zeros).
+
+        Args:
+            prefix: int `(N, L)`.
+            index: int scalar. Tokens written so far.
+
+        Example:
+            >>> vocabulary = "[PAD] [UNK] [START] [END] ▁(S ▁(NP ▁) ▁XX ▁the ▁dog".split()
+            >>> prefix = tf.constant([[2, 4, 5, 7, 0]])
+            >>> depth, leaves, last_open = TreeConstraint(vocabulary).state(prefix, tf.constant(3))
+            >>> int(depth[0]), int(leaves[0]), bool(last_open[0])                 # START (S (NP XX
+            (2, 1, False)
+        """
         prefix = tf.cast(prefix, tf.int32)
         depth = tf.reduce_sum(tf.gather(self._depth, prefix), axis=1)  # PAD / START move nothing
         leaves = tf.reduce_sum(tf.gather(self._leaf, prefix), axis=1)
@@ -120,6 +166,13 @@ class TreeConstraint(Constraint):
             prefix: int `(N, L)`, START at column 0 and the tokens so far at 1..index.
             index: int scalar, the step (= tokens written so far).
             info: int32 `(N,)`, each hypothesis' sentence's word count (`sentence_info`).
+
+        Example:
+            >>> vocabulary = "[PAD] [UNK] [START] [END] ▁(S ▁(NP ▁) ▁XX ▁the ▁dog".split()
+            >>> constraint = TreeConstraint(vocabulary)
+            >>> done = tf.constant([[2, 4, 7, 7, 6]])                             # START (S XX XX ): the tree is whole
+            >>> [vocabulary[i] for i in np.flatnonzero(constraint.allowed(done, tf.constant(4), tf.constant([2]))[0])]
+            ['[END]']
         """
         depth, leaves, last_open = self.state(prefix, index)
         words = tf.cast(info, tf.int32)

@@ -66,6 +66,17 @@ def treebank_dir(data_dir=None, download=True):
     Raises:
         FileNotFoundError: the corpus is missing and `download=False`, or the download did not
             bring it (offline); the message says where to put `treebank.zip`.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> data_dir = write_example_treebank(tmp.name)   # every file holds "The man saw a dog ."
+        >>> os.path.relpath(treebank_dir(data_dir, download=False), data_dir)
+        'nltk_data'
+        >>> treebank_dir(os.path.join(tmp.name, "empty"), download=False)
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: the Penn Treebank sample is missing: expected '...treebank.zip' (or the folder ...
     """
     root = os.path.join(resolve_data_dir(data_dir), NLTK_SUBDIR)
     if _has_treebank(root):
@@ -106,6 +117,34 @@ def _on_nltk_data_path(root):
             nltk.data.path.remove(root)
 
 
+EXAMPLE_TREE = "( (S (NP-SBJ (DT The) (NN man)) (VP (VBD saw) (NP (DT a) (NN dog))) (. .)) )"  # as wsj_*.mrg write them
+
+
+def write_example_treebank(folder, trees=(EXAMPLE_TREE,)):
+    """Writes a stand-in for the treebank sample under `folder`, to pass as `data_dir`: every file wsj_0001.mrg ..
+    wsj_0199.mrg holds `trees`. For examples and tests that must not need the real corpus.
+
+    Args:
+        folder: str. The cache folder to write `nltk_data/corpora/treebank/combined/` into.
+        trees: iterable of str. Bracketed trees as the treebank writes them (function tags, root wrapper).
+
+    Returns:
+        str: `folder`.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> len(read_treebank(data_dir=write_example_treebank(tmp.name), download=False))   # one tree per file
+        199
+    """
+    combined = os.path.join(folder, NLTK_SUBDIR, TREEBANK_FOLDER, "combined")
+    os.makedirs(combined, exist_ok=True)
+    for number in range(1, 200):
+        with open(os.path.join(combined, f"wsj_{number:04d}.mrg"), "w", encoding="ascii") as f:
+            f.write("\n".join(trees) + "\n")
+    return folder
+
+
 def split_fileids(split):
     """The treebank files of one split.
 
@@ -114,6 +153,11 @@ def split_fileids(split):
 
     Returns:
         list of str: e.g. `["wsj_0170.mrg", ..., "wsj_0184.mrg"]` for "validation".
+
+    Example:
+        >>> files = split_fileids("val")
+        >>> len(files), files[0], files[-1]
+        (15, 'wsj_0170.mrg', 'wsj_0184.mrg')
     """
     first, last = SPLIT_FILE_RANGES[canonical_split(split)]
     return [f"wsj_{number:04d}.mrg" for number in range(first, last + 1)]
@@ -132,6 +176,14 @@ def read_treebank(fileids=None, data_dir=None, download=True):
 
     Raises:
         FileNotFoundError: the corpus, or one of the files, is missing.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> data_dir = write_example_treebank(tmp.name)   # every file holds "The man saw a dog ."
+        >>> tree = read_treebank(["wsj_0001.mrg"], data_dir=data_dir, download=False)[0]
+        >>> tree.label(), tree[0].label()                   # as the file has it: function tags kept
+        ('S', 'NP-SBJ')
     """
     root = treebank_dir(data_dir, download)
     with _on_nltk_data_path(root):
@@ -160,6 +212,14 @@ def ptb_parse_trees(split, data_dir=None, download=True):
 
     Returns:
         list of `nltk.Tree` (real POS tags kept), in file order.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> data_dir = write_example_treebank(tmp.name)   # every file holds "The man saw a dog ."
+        >>> trees = ptb_parse_trees("test", data_dir=data_dir, download=False)
+        >>> len(trees), " ".join(str(trees[0]).split())                    # one tree per file, -SBJ stripped
+        (15, '(S (NP (DT The) (NN man)) (VP (VBD saw) (NP (DT a) (NN dog))) (. .))')
     """
     return [preprocess_tree(tree) for tree in read_treebank(split_fileids(split), data_dir, download)]
 
@@ -176,6 +236,16 @@ def ptb_parse_pairs(split, data_dir=None, download=True, typed_closing=False, le
         tuple `(sources, targets)`: each source is the sentence's treebank tokens joined by
         spaces (-LRB-, `` and '' as the treebank writes them), each target its linearized tree
         joined by spaces.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> data_dir = write_example_treebank(tmp.name)   # every file holds "The man saw a dog ."
+        >>> sources, targets = ptb_parse_pairs("test", data_dir=data_dir, download=False)
+        >>> sources[0], targets[0]
+        ('The man saw a dog .', '(S (NP XX XX ) (VP XX (NP XX XX ) ) XX )')
+        >>> ptb_parse_pairs("test", data_dir=data_dir, download=False, leaves="tags")[1][0]
+        '(S (NP DT NN ) (VP VBD (NP DT NN ) ) . )'
     """
     trees = ptb_parse_trees(split, data_dir, download)
     sources = [" ".join(tree.leaves()) for tree in trees]
@@ -197,6 +267,14 @@ def load_ptb_parse(split="train", data_dir=None, download=True, typed_closing=Fa
     Returns:
         A `tf.data.Dataset` of scalar tf.string `(source, target)` pairs in file order, e.g.
         ("Pierre Vinken , 61 years old , will join ...", "(S (NP (NP XX XX ) XX (ADJP ...").
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> data_dir = write_example_treebank(tmp.name)   # every file holds "The man saw a dog ."
+        >>> pairs = load_ptb_parse("validation", data_dir=data_dir, download=False)
+        >>> int(pairs.cardinality()), [t.decode() for _, t in pairs.take(1).as_numpy_iterator()]
+        (15, ['(S (NP XX XX ) (VP XX (NP XX XX ) ) XX )'])
     """
     sources, targets = ptb_parse_pairs(split, data_dir, download, typed_closing, leaves)
     return tf.data.Dataset.from_tensor_slices((tf.constant(sources, tf.string), tf.constant(targets, tf.string)))
@@ -208,6 +286,16 @@ def whole_tokens(pairs):
 
     Args:
         pairs: the training split's `(source, target)` pairs (a `tf.data.Dataset`).
+
+    Returns:
+        sorted list of str.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> data_dir = write_example_treebank(tmp.name)   # every file holds "The man saw a dog ."
+        >>> whole_tokens(load_ptb_parse("train", data_dir=data_dir, download=False))
+        ['(NP', '(S', '(VP', ')', 'XX']
     """
     return tree_tokens(target.decode("utf-8") for _, target in pairs.as_numpy_iterator())
 

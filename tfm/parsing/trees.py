@@ -50,8 +50,18 @@ Attributes:
 def leaf_tokens(leaves=XX_LEAVES):
     """The tokens that stand for a word in a linearization of style `leaves` ("XX" or "tags").
 
+    Args:
+        leaves: "XX" or "tags".
+
+    Returns:
+        tuple of str.
+
     Raises:
         ValueError: for another style (the valid ones named).
+
+    Example:
+        >>> leaf_tokens("XX"), len(leaf_tokens("tags"))   # the 45 Penn Treebank tags
+        (('XX',), 45)
     """
     if leaves not in LEAF_STYLES:
         raise ValueError(f"leaves={leaves!r}: expected one of {list(LEAF_STYLES)}")
@@ -66,6 +76,12 @@ def is_preterminal(node):
 
     Returns:
         bool: True for `(NN dog)`, False for `(NP (NN dog))`, a word, or an empty node.
+
+    Example:
+        >>> import nltk
+        >>> tree = nltk.Tree.fromstring("(NP (NN dog))")
+        >>> is_preterminal(tree), is_preterminal(tree[0]), is_preterminal("dog")
+        (False, True, False)
     """
     return not isinstance(node, str) and len(node) == 1 and isinstance(node[0], str)
 
@@ -83,6 +99,14 @@ def constituents(tree):
     Returns:
         list of `Constituent(label, start, end, preterminal)`, `end` exclusive, over all leaves
         (punctuation and -NONE- included).
+
+    Example:
+        >>> import nltk
+        >>> spans = constituents(nltk.Tree.fromstring("(S (NP (DT the) (NN dog)) (VP (VBZ runs)))"))
+        >>> spans[2]
+        Constituent(label='NP', start=0, end=2, preterminal=False)
+        >>> [(c.label, c.start, c.end) for c in spans]   # children before their parent
+        [('DT', 0, 1), ('NN', 1, 2), ('NP', 0, 2), ('VBZ', 2, 3), ('VP', 2, 3), ('S', 0, 3)]
     """
     found = []
 
@@ -108,6 +132,11 @@ def labeled_spans(tree):
 
     Returns:
         set of `(label, start, end)`, `end` exclusive.
+
+    Example:
+        >>> import nltk
+        >>> sorted(labeled_spans(nltk.Tree.fromstring("(S (NP (DT the) (NN dog)) (VP (VBZ runs)))")))
+        [('NP', 0, 2), ('S', 0, 3), ('VP', 2, 3)]
     """
     return {(c.label, c.start, c.end) for c in constituents(tree) if not c.preterminal}
 
@@ -121,6 +150,10 @@ def base_label(label):
     Returns:
         str: "NP", "PP", "NP"; a label that would be cut to nothing (it starts with '-': -LRB-,
         -RRB-, -NONE-) is kept whole.
+
+    Example:
+        >>> base_label("NP-SBJ-1"), base_label("PP-LOC=2"), base_label("-LRB-")
+        ('NP', 'PP', '-LRB-')
     """
     for i, char in enumerate(label):
         if char in "-=":
@@ -131,7 +164,7 @@ def base_label(label):
 def tree_tokens(targets):
     """The sorted set of tokens in linearized trees (`linearize`'s output joined by spaces):
     "(LABEL" openers, closers and the leaf token. The tokenizer keeps each one a single subword
-    (`tfm.data.datasets.whole_tokens`), so a target is as many subwords as tokens (61.6 on average)
+    (`tfm.parsing.treebank.whole_tokens`), so a target is as many subwords as tokens (61.6 on average)
     instead of 1.3 times as many (2,000-subword BPE, which spells "(NP" as "▁(" + "NP").
 
     Args:
@@ -139,5 +172,9 @@ def tree_tokens(targets):
 
     Returns:
         sorted list of str, e.g. ["(NP", "(S", ")", "XX"].
+
+    Example:
+        >>> tree_tokens(["(S (NP XX ) XX )", "(S (VP XX ) )"])
+        ['(NP', '(S', '(VP', ')', 'XX']
     """
     return sorted({token for target in targets for token in target.split()})

@@ -18,7 +18,6 @@ import io
 import json
 import os
 
-
 CAUSES = {
     errno.ENOSPC: "the disk is full",
     errno.EDQUOT: "the disk quota is used up",
@@ -31,14 +30,32 @@ CAUSES = {
 
 
 def cause(error):
-    """What an `OSError` means, in words: "the disk is full (ENOSPC)"."""
+    """What an `OSError` means, in words: "the disk is full (ENOSPC)".
+
+    Args:
+        error: an `OSError`.
+
+    Example:
+        >>> import errno
+        >>> cause(OSError(errno.ENOSPC, "No space left on device"))
+        'the disk is full (ENOSPC)'
+    """
     if error.errno in CAUSES:
         return f"{CAUSES[error.errno]} ({errno.errorcode[error.errno]})"
     return error.strerror or str(error)
 
 
 class WriteError(OSError):
-    """A file could not be written; the message names it and the cause (`OSError(errno, strerror, path)`)."""
+    """A file could not be written; the message names it and the cause (`OSError(errno, strerror, path)`).
+
+    Args:
+        errno, strerror, filename: as `OSError`'s.
+
+    Example:
+        >>> import errno
+        >>> str(WriteError(errno.EROFS, "Read-only file system", "runs/x/config.json"))
+        'cannot write runs/x/config.json: the file system is read-only (EROFS)'
+    """
 
     def __str__(self):
         return f"cannot write {self.filename}: {cause(self)}"
@@ -52,11 +69,20 @@ def write_atomic(path, data, before_replace=None):
     keeps what it held before.
 
     Args:
+        path: str. The file to write (its folder must exist).
+        data: bytes or str (written as UTF-8).
         before_replace: called between the fsync and the rename (e.g. to keep the
             previous file under another name).
 
     Raises:
         WriteError: naming `path` and the cause (disk full, file too large, read-only, ...).
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> write_atomic(os.path.join(tmp.name, "notes.txt"), "whole or not at all\\n")
+        >>> os.listdir(tmp.name)   # no temporary file is left
+        ['notes.txt']
     """
     folder, name = os.path.split(os.path.abspath(path))
     tmp = os.path.join(folder, f".tmp{os.getpid()}.{name}")
@@ -92,7 +118,19 @@ def _sync_folder(folder):
 
 
 def write_json_atomic(path, value):
-    """`json.dump(value)` into `path`, whole or not at all (`write_atomic`)."""
+    """`json.dump(value)` into `path`, whole or not at all (`write_atomic`).
+
+    Args:
+        path: str. The file to write.
+        value: anything `json.dumps` takes; written indented, keys sorted, with a final newline.
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> write_json_atomic(os.path.join(tmp.name, "config.json"), {"format": 1})
+        >>> json.load(open(os.path.join(tmp.name, "config.json")))
+        {'format': 1}
+    """
     write_atomic(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
 
 
@@ -102,8 +140,20 @@ def weights_bytes(model):
     Keras' own writer (`H5IOStore` over a `BytesIO`, which it accepts), so the file reads
     back with `model.load_weights`. Writing it to the disk afterwards (`write_atomic`)
     means a full disk or a file-size limit fails in Python's `write`, with the file
-    named, instead of inside HDF5 (which left half a file whose header passed for
-    whole, and crashed the interpreter at exit).
+    named, instead of inside HDF5 (which can leave half a file whose header passes for
+    whole, and crash the interpreter at exit).
+
+    Args:
+        model: a built `keras.Model` (or layer).
+
+    Returns:
+        `memoryview` of the file's bytes.
+
+    Example:
+        >>> import keras
+        >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+        >>> bytes(weights_bytes(model)[:4])   # an HDF5 file
+        b'\\x89HDF'
     """
     from keras.src.saving import saving_lib
 
@@ -120,8 +170,21 @@ def weights_bytes(model):
 def save_weights(model, path):
     """`model.save_weights(path)` whole or not at all; returns `{"bytes", "sha256"}` of the file written.
 
+    Args:
+        model: a built `keras.Model`.
+        path: str. The `.weights.h5` file to write.
+
     Raises:
         WriteError: naming `path` and the cause.
+
+    Example:
+        >>> import keras, os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+        >>> written = save_weights(model, os.path.join(tmp.name, "epoch_001.weights.h5"))
+        >>> sorted(written), written["bytes"] == os.path.getsize(os.path.join(tmp.name, "epoch_001.weights.h5"))
+        (['bytes', 'sha256'], True)
+        >>> model.load_weights(os.path.join(tmp.name, "epoch_001.weights.h5"))   # Keras reads it back
     """
     data = weights_bytes(model)
     write_atomic(path, data)

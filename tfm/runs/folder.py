@@ -38,13 +38,18 @@ import socket
 import keras
 
 from tfm import __version__
-from tfm.runs.atomic import (CAUSES, WriteError, cause, save_weights, weights_bytes,  # noqa: F401  (tfm.runs' API)
-                        write_atomic, write_json_atomic)
 from tfm.config.configs import DataConfig
 from tfm.data.subword_tokenizer import MODEL_FILE, SubwordTokenizer
 from tfm.models.registry import build_model, config_class
-from tfm.runs.history import (HISTORY_COLUMNS, HISTORY_FILE, format_history, read_history,  # noqa: F401
-                             read_rows, write_rows)  # (tfm.runs' API)
+from tfm.runs.atomic import CAUSES, WriteError, cause, save_weights, weights_bytes, write_atomic, write_json_atomic  # noqa: F401  (tfm.runs' API)
+from tfm.runs.history import (  # noqa: F401
+    HISTORY_COLUMNS,
+    HISTORY_FILE,
+    format_history,
+    read_history,
+    read_rows,  # (tfm.runs' API)
+    write_rows,
+)
 
 logger = logging.getLogger("tfm.runs")
 
@@ -73,10 +78,29 @@ NOT_COMPARED = {"data.data_dir", "data.vocab_size", "model_config.vocab_size"}
 def read_run_config(run_dir):
     """The parsed `RUN/config.json`, checked to be a run folder of this format.
 
+    Args:
+        run_dir: str. The run folder.
+
+    Returns:
+        dict: the parsed config.json.
+
     Raises:
         FileNotFoundError: no such folder, or no config.json.
         NotADirectoryError: `run_dir` is a file; a symbolic link loop or dangling link is named too.
         ValueError: another format version or a damaged file.
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> info = read_run_config(run)
+        >>> info["format"], info["model"], info["model_config"]["d_model"]
+        (1, 'transformer', 16)
+        >>> read_run_config(tmp.name)
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: '...' is not a tfm run folder: config.json not found (make one with tfm train)
     """
     path = os.path.join(run_dir, CONFIG_FILE)
     if not os.path.isfile(path):
@@ -107,6 +131,17 @@ def model_config_from_info(info):
 
     Runs written before the RNN configs carried their data settings store
     `max_length` / `tokens_per_batch` only under `data`; they are taken from there.
+
+    Args:
+        info: dict. A parsed config.json (`read_run_config`).
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> model_config_from_info(read_run_config(run)).num_layers
+        1
     """
     values = dict(info["model_config"])
     for key in ("max_length", "tokens_per_batch"):
@@ -116,12 +151,37 @@ def model_config_from_info(info):
 
 
 def data_config_from_info(info):
-    """The `DataConfig` stored in a parsed config.json."""
+    """The `DataConfig` stored in a parsed config.json.
+
+    Args:
+        info: dict. A parsed config.json (`read_run_config`).
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> data_config_from_info(read_run_config(run)).dataset
+        'numbers'
+    """
     return DataConfig.from_dict(info["data"], ignore_unknown=True)
 
 
 def run_record(model, model_config, data, training):
-    """The dict config.json holds (JSON types only)."""
+    """The dict config.json holds (JSON types only).
+
+    Args:
+        model: str. "transformer" or an RNN baseline's name (`tfm.models.registry.model_name`).
+        model_config: the model config dataclass.
+        data: `DataConfig`.
+        training: `TrainingConfig`.
+
+    Example:
+        >>> from tfm.config import TrainingConfig, TransformerConfig
+        >>> record = run_record("transformer", TransformerConfig.tiny(), DataConfig(), TrainingConfig())
+        >>> sorted(record)
+        ['data', 'format', 'model', 'model_config', 'tfm_version', 'training']
+    """
     return json.loads(json.dumps({"tfm_version": __version__, "format": FORMAT, "model": model,
                                   "model_config": model_config.to_dict(), "data": data.to_dict(),
                                   "training": training.to_dict()}))
@@ -138,7 +198,26 @@ def _flatten(tree, prefix=""):
 
 
 def config_differences(stored, requested):
-    """`["model_config.d_model: run has 64, now 128", ...]`: what a resume would change (empty = same run)."""
+    """`["model_config.d_model: run has 64, now 128", ...]`: what a resume would change (empty = same run).
+
+    Args:
+        stored: dict. The run's parsed config.json.
+        requested: dict. `run_record` of the settings asked for now.
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> import dataclasses
+        >>> from tfm.config import TrainingConfig
+        >>> stored = read_run_config(run)
+        >>> config = model_config_from_info(stored)
+        >>> wider = dataclasses.replace(config, d_model=32)
+        >>> requested = run_record("transformer", wider, data_config_from_info(stored), TrainingConfig())
+        >>> config_differences(stored, requested)
+        ['model_config.d_model: run has 16, now 32']
+    """
     if stored.get("model") != requested.get("model"):
         return [f"model: run has {stored.get('model')!r}, now {requested.get('model')!r}"]
     normalised = {"model": stored["model"], "model_config": model_config_from_info(stored).to_dict(),
@@ -150,7 +229,22 @@ def config_differences(stored, requested):
 
 
 def validate_output_path(path, what="--output"):
-    """Raises NotADirectoryError when `path` is a file, a symbolic link loop or a link to nothing."""
+    """Raises NotADirectoryError when `path` is a file, a symbolic link loop or a link to nothing.
+
+    Args:
+        path: str. A folder to be, or one that exists.
+        what: str. How messages name it ("--output", "run folder").
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> validate_output_path(os.path.join(tmp.name, "new"))   # absent: fine
+        >>> open(os.path.join(tmp.name, "notes.txt"), "w").close()
+        >>> validate_output_path(os.path.join(tmp.name, "notes.txt"))
+        Traceback (most recent call last):
+        ...
+        NotADirectoryError: --output '...notes.txt' is a file, not a folder
+    """
     try:
         os.stat(path)
     except FileNotFoundError:
@@ -172,9 +266,22 @@ def validate_output_path(path, what="--output"):
 def validate_fresh_folder(run_dir):
     """Raises unless `run_dir` is absent, empty, or holds only what a first session leaves before config.json.
 
+    Args:
+        run_dir: str. The `--output` of a new run.
+
     Raises:
         NotADirectoryError: a file, a symbolic link loop or a dangling link.
         FileExistsError: a folder of other files, or a run whose config.json is gone (both named).
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> validate_fresh_folder(tmp.name)   # empty: fine
+        >>> open(os.path.join(tmp.name, "thesis.tex"), "w").close()
+        >>> validate_fresh_folder(tmp.name)
+        Traceback (most recent call last):
+        ...
+        FileExistsError: --output '...' exists and is not a tfm run folder (no config.json; it holds thesis.tex); ...
     """
     validate_output_path(run_dir)
     if not os.path.exists(run_dir):
@@ -193,7 +300,19 @@ def validate_fresh_folder(run_dir):
 
 
 def remove_leftovers(run_dir):
-    """Removes what a first session killed before config.json was written left behind (tokenizer/, logs/)."""
+    """Removes what a first session killed before config.json was written left behind (tokenizer/, logs/).
+
+    Args:
+        run_dir: str. A run folder without config.json.
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> os.makedirs(os.path.join(tmp.name, TOKENIZER_DIR))
+        >>> remove_leftovers(tmp.name)
+        >>> os.listdir(tmp.name)
+        []
+    """
     if not os.path.isdir(run_dir):
         return
     for entry in (TOKENIZER_DIR, LOG_DIR):
@@ -206,6 +325,16 @@ def remove_temporaries(run_dir):
 
     Only those of processes no longer running: a `tfm average` or `tfm evaluate` at work
     beside a training keeps its own. Returns the paths removed.
+
+    Args:
+        run_dir: str. A run folder.
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> open(os.path.join(tmp.name, ".tmp999999999.config.json"), "w").close()   # no such process
+        >>> [os.path.basename(path) for path in remove_temporaries(tmp.name)]
+        ['.tmp999999999.config.json']
     """
     removed = []
     for folder in (run_dir, os.path.join(run_dir, CHECKPOINT_DIR), os.path.join(run_dir, BACKUP_DIR),
@@ -242,7 +371,18 @@ def _running(pid):
 
 # Writing files: whole or not at all (tfm.runs.atomic) -----------------------------------
 def make_folder(path):
-    """`os.makedirs(path, exist_ok=True)`, raising `WriteError` naming the folder."""
+    """`os.makedirs(path, exist_ok=True)`, raising `WriteError` naming the folder.
+
+    Args:
+        path: str. The folder, made with its parents.
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> make_folder(os.path.join(tmp.name, "run", CHECKPOINT_DIR))
+        >>> os.listdir(os.path.join(tmp.name, "run"))
+        ['checkpoints']
+    """
     try:
         os.makedirs(path, exist_ok=True)
     except FileExistsError:
@@ -254,7 +394,16 @@ def make_folder(path):
 
 # One writer per run folder -------------------------------------------------------
 class RunInUseError(BlockingIOError):
-    """Another process holds the run folder's lock; the message names its PID."""
+    """Another process holds the run folder's lock; the message names its PID.
+
+    Args:
+        errno, strerror: as `OSError`'s; `strerror` is the whole message.
+
+    Example:
+        >>> import errno
+        >>> str(RunInUseError(errno.EWOULDBLOCK, "runs/x is in use by PID 12"))
+        'runs/x is in use by PID 12'
+    """
 
     def __str__(self):
         return self.strerror
@@ -270,11 +419,19 @@ def lock_run(folder, output=None):
     nothing is locked.
 
     Args:
+        folder: str. The folder to lock (created if needed).
         output: the name the user gave (`--output`), for the message.
 
     Raises:
         RunInUseError: another process holds it.
         WriteError: the lock file cannot be written (a read-only folder, a full disk).
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> with lock_run(tmp.name):
+        ...     print(open(os.path.join(tmp.name, LOCK_FILE)).read().split()[0])   # the holder: PID ...
+        PID
     """
     try:
         import fcntl
@@ -307,7 +464,19 @@ def lock_run(folder, output=None):
 
 # Checkpoints -----------------------------------------------------------------
 def epoch_checkpoints(run_dir):
-    """`[(epoch, path)]` of `RUN/checkpoints/epoch_NNN.weights.h5`, oldest first (NNN = epochs finished)."""
+    """`[(epoch, path)]` of `RUN/checkpoints/epoch_NNN.weights.h5`, oldest first (NNN = epochs finished).
+
+    Args:
+        run_dir: str. A run folder.
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> [(epoch, os.path.basename(path)) for epoch, path in epoch_checkpoints(run)]
+        [(1, 'epoch_001.weights.h5'), (2, 'epoch_002.weights.h5')]
+    """
     folder = os.path.join(run_dir, CHECKPOINT_DIR)
     if not os.path.isdir(folder):
         return []
@@ -317,7 +486,19 @@ def epoch_checkpoints(run_dir):
 
 
 def latest_checkpoint(run_dir):
-    """Path of the newest epoch checkpoint of a run (`RUN/checkpoints/epoch_NNN.weights.h5`), or None."""
+    """Path of the newest epoch checkpoint of a run (`RUN/checkpoints/epoch_NNN.weights.h5`), or None.
+
+    Args:
+        run_dir: str. A run folder.
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> os.path.basename(latest_checkpoint(run)), latest_checkpoint(tmp.name)
+        ('epoch_002.weights.h5', None)
+    """
     found = epoch_checkpoints(run_dir)
     return found[-1][1] if found else None
 
@@ -325,8 +506,24 @@ def latest_checkpoint(run_dir):
 def resolve_checkpoint(run_dir, checkpoint=None):
     """The weights file `checkpoint` names in a run (see `load_run`), as a path.
 
+    Args:
+        run_dir: str. A run folder.
+        checkpoint: None, "averaged", "latest", an epoch number, a file name in `RUN/checkpoints/` or a path.
+
     Raises:
         FileNotFoundError: naming what the checkpoint folder holds.
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> os.path.basename(resolve_checkpoint(run)), os.path.basename(resolve_checkpoint(run, 1))
+        ('epoch_002.weights.h5', 'epoch_001.weights.h5')
+        >>> resolve_checkpoint(run, "averaged")
+        Traceback (most recent call last):
+        ...
+        FileNotFoundError: checkpoint '...averaged.weights.h5' not found; '...checkpoints' holds ['epoch_001...
     """
     folder = os.path.join(run_dir, CHECKPOINT_DIR)
     averaged = os.path.join(folder, AVERAGED)
@@ -379,8 +576,24 @@ def _warn_if_stale(run_dir, averaged):
 def load_weights(model, path):
     """`model.load_weights(path)`, with a message that names a damaged file instead of h5py's OSError.
 
+    Args:
+        model: a built `keras.Model` of the file's architecture.
+        path: str. A `.weights.h5` file.
+
     Raises:
         ValueError: the file is not a readable weights file (truncated, not HDF5, another model's).
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> model = build_float32_model(model_config_from_info(read_run_config(run)))
+        >>> load_weights(model, latest_checkpoint(run))
+        >>> load_weights(model, os.path.join(run, "config.json"))
+        Traceback (most recent call last):
+        ...
+        ValueError: cannot read the weights in ...config.json: ...
     """
     try:
         model.load_weights(path)
@@ -393,7 +606,17 @@ def load_weights(model, path):
 
 
 def build_float32_model(config):
-    """A model for `config` built in float32 whatever the global dtype policy (for files and averaging)."""
+    """A model for `config` built in float32 whatever the global dtype policy (for files and averaging).
+
+    Args:
+        config: a model config (or a Transformer preset name).
+
+    Example:
+        >>> keras.config.set_dtype_policy("mixed_bfloat16")
+        >>> build_float32_model("tiny").dtype_policy.name
+        'float32'
+        >>> keras.config.set_dtype_policy("float32")
+    """
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy("float32")
     try:
@@ -403,7 +626,21 @@ def build_float32_model(config):
 
 
 def load_tokenizer(run_dir, config):
-    """The run's `SubwordTokenizer`, checked against the model's vocabulary size."""
+    """The run's `SubwordTokenizer`, checked against the model's vocabulary size.
+
+    Args:
+        run_dir: str. A run folder.
+        config: the run's model config (`model_config_from_info`).
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> tokenizer = load_tokenizer(run, model_config_from_info(read_run_config(run)))
+        >>> tokenizer.detokenize(tokenizer.tokenize("drei hundert")).numpy().decode()
+        'drei hundert'
+    """
     path = os.path.join(run_dir, TOKENIZER_DIR, MODEL_FILE)
     if os.path.isfile(path) and os.path.getsize(path) == 0:
         raise ValueError(f"cannot read the tokenizer {path}: the file is empty (0 bytes), cut short when it was "
@@ -436,6 +673,17 @@ def load_run(run_dir, checkpoint=None):
     Raises:
         FileNotFoundError: not a run folder, or no such checkpoint.
         ValueError: another format version, or a damaged file (named).
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> model, tokenizer, info = load_run(run)                 # averaged weights, else the latest epoch's
+        >>> os.path.basename(info["checkpoint"]), info["config"].beam_size
+        ('epoch_002.weights.h5', 4)
+        >>> model.count_params() > 0 and tokenizer.vocab_size == info["config"].vocab_size
+        True
     """
     run_dir = os.path.abspath(run_dir)
     info = read_run_config(run_dir)

@@ -18,7 +18,22 @@ HISTORY_FILE = "history.csv"
 
 
 def read_rows(path):
-    """The rows of a history.csv (dicts of str); rows without an integer epoch are skipped."""
+    """The rows of a history.csv (dicts of str); rows without an integer epoch are skipped.
+
+    Args:
+        path: str. A history.csv; a missing file has no rows.
+
+    Returns:
+        list of dict: column -> str, one per epoch row.
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, HISTORY_FILE)
+        >>> write_rows(path, [{"epoch": 0, "loss": 2.5}, {"epoch": "?", "loss": 9}])
+        >>> read_rows(path)
+        [{'epoch': '0', 'loss': '2.5'}]
+    """
     if not os.path.isfile(path):
         return []
     with open(path, newline="") as f:
@@ -34,7 +49,22 @@ def read_rows(path):
 
 
 def write_rows(path, rows):
-    """Rewrites a history.csv whole or not at all; columns in order of first appearance, `\\n` line ends."""
+    """Rewrites a history.csv whole or not at all; columns in order of first appearance, `\\n` line ends.
+
+    Args:
+        path: str. The history.csv to write.
+        rows: list of dicts, column -> value; a row without a column leaves it empty.
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, HISTORY_FILE)
+        >>> write_rows(path, [{"epoch": 0, "loss": 2.5}, {"epoch": 1, "loss": 1.9, "val_loss": 2.0}])
+        >>> print(open(path).read(), end="")
+        epoch,loss,val_loss
+        0,2.5,
+        1,1.9,2.0
+    """
     columns = ["epoch"]
     for row in rows:
         columns += [key for key in row if key not in columns]
@@ -46,7 +76,22 @@ def write_rows(path, rows):
 
 
 def read_history(run_dir):
-    """`RUN/history.csv` as `{column: [value per epoch]}` (epoch as int, the rest float; missing = nan)."""
+    """`RUN/history.csv` as `{column: [value per epoch]}` (epoch as int, the rest float; missing = nan).
+
+    Args:
+        run_dir: str. A run folder.
+
+    Returns:
+        dict: column -> list with one value per finished epoch (empty without a history.csv).
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> write_rows(os.path.join(tmp.name, HISTORY_FILE), [{"epoch": 0, "loss": 2.5}, {"epoch": 1, "loss": 1.9,
+        ...                                                                             "val_loss": 2.0}])
+        >>> read_history(tmp.name)
+        {'epoch': [0, 1], 'loss': [2.5, 1.9], 'val_loss': [nan, 2.0]}
+    """
     rows = read_rows(os.path.join(run_dir, HISTORY_FILE))
     columns = []
     for row in rows:
@@ -77,8 +122,12 @@ def format_history(history, columns=HISTORY_COLUMNS, every=1):
         The table as one string, a header line and one line per shown epoch (12 characters per column).
 
     Example:
-        >>> print(format_history(read_history("runs/m30k"), every=5))
-               epoch          loss      accuracy ...
+        >>> history = {"epoch": [0, 1, 2, 3], "loss": [4.1, 3.0, 2.45, 2.2], "val_loss": [3.9, 3.1, 2.8, 2.7]}
+        >>> print(format_history(history, every=2))
+               epoch          loss      val_loss
+                   1           4.1           3.9
+                   2             3           3.1
+                   4           2.2           2.7
     """
     if every < 1:
         raise ValueError(f"every={every!r}: expected a whole number >= 1")

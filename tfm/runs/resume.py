@@ -41,6 +41,13 @@ class Standing(NamedTuple):
         from_backup: bool. The backup restores them (weights, moments and step);
             otherwise a session continues from `checkpoint`.
         checkpoint: `(epoch, path)` of the newest epoch checkpoint, or None.
+
+    Args:
+        epochs, from_backup, checkpoint: the attributes.
+
+    Example:
+        >>> Standing(epochs=0, from_backup=False, checkpoint=None)   # a fresh run
+        Standing(epochs=0, from_backup=False, checkpoint=None)
     """
 
     epochs: int
@@ -53,6 +60,22 @@ def weights_problem(path):
 
     Opening the file is not enough: a file cut short keeps a valid header, and Keras then
     fails (or crashes) half-way through loading it.
+
+    Args:
+        path: str. A `.weights.h5` file.
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> path = runs.latest_checkpoint(run)
+        >>> weights_problem(path) is None
+        True
+        >>> with open(path, "r+b") as f:
+        ...     _ = f.truncate(os.path.getsize(path) // 2)   # cut short, as a killed write leaves it
+        >>> weights_problem(path) is None
+        False
     """
     try:
         with h5py.File(path, "r") as f:
@@ -135,6 +158,20 @@ def verify_backup(backup_dir):
     renamed into place with a warning. When no state is whole, the folder is moved
     aside (kept, renamed `backup.damaged`) so the run continues from its newest epoch
     checkpoint.
+
+    Args:
+        backup_dir: str. `RUN/backup/` (or a worker's).
+
+    Returns:
+        int: epochs the backup restores; 0 without a usable backup.
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> verify_backup(os.path.join(run, runs.BACKUP_DIR))   # the example run has no backup
+        0
     """
     if not os.path.isdir(backup_dir):
         return 0
@@ -164,7 +201,21 @@ def verify_backup(backup_dir):
 
 def where_run_stands(run_dir, backup_dir):
     """The `Standing` of an existing run folder: its backup's epochs (after `verify_backup`), else
-    those of its newest epoch checkpoint that reads in full (damaged newer ones are named)."""
+    those of its newest epoch checkpoint that reads in full (damaged newer ones are named).
+
+    Args:
+        run_dir: str. The run folder.
+        backup_dir: str. Its backup folder (`RUN/backup/`, or a worker's).
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> standing = where_run_stands(run, os.path.join(run, runs.BACKUP_DIR))
+        >>> standing.epochs, standing.from_backup, os.path.basename(standing.checkpoint[1])
+        (2, False, 'epoch_002.weights.h5')
+    """
     found = runs.epoch_checkpoints(run_dir)
     done = verify_backup(backup_dir)
     if done > 0:
@@ -186,10 +237,26 @@ def restore_from_checkpoint(run_dir, checkpoint, model, shadow):
     learning-rate schedule continues.
 
     Args:
+        run_dir: str. The run folder (its history.csv gives the step counter).
         checkpoint: `(epoch, path)`, e.g. `Standing.checkpoint`.
+        model: the compiled model (its optimizer built).
+        shadow: a float32 model of the same config, to read the weights file through.
 
     Returns:
         int: the epoch to start at (`model.fit`'s `initial_epoch`).
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> config = runs.model_config_from_info(runs.read_run_config(run))
+        >>> model, shadow = runs.build_float32_model(config), runs.build_float32_model(config)
+        >>> model.compile(optimizer="adam")
+        >>> model.optimizer.build(model.trainable_variables)
+        >>> restore_from_checkpoint(run, where_run_stands(run, os.path.join(run, runs.BACKUP_DIR)).checkpoint,
+        ...                         model, shadow)
+        2
     """
     epoch, path = checkpoint
     runs.load_weights(shadow, path)
@@ -208,12 +275,32 @@ def stream_seed(seed, done_before):
     A resumed run draws new shuffles and dropout masks. Reseeded with `seed` alone, it would
     replay the first epochs' batches with the same masks (the dropout streams are not in the
     backup), which the model has fitted already: training loss drops, regularisation weakens.
+
+    Args:
+        seed: int. The run's seed (`TrainingConfig.seed`).
+        done_before: int. Epochs finished before this session.
+
+    Example:
+        >>> stream_seed(0, 0), stream_seed(0, 3), stream_seed(7, 3)
+        (0, 3, 7000024)
     """
     return (seed * 1_000_003 + done_before) % (2**31 - 1) if done_before else seed
 
 
 def epochs_on_disk(run_dir):
-    """Epochs a run has finished according to its files: the newest epoch checkpoint, else history.csv."""
+    """Epochs a run has finished according to its files: the newest epoch checkpoint, else history.csv.
+
+    Args:
+        run_dir: str. A run folder.
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> epochs_on_disk(run)
+        2
+    """
     found = runs.epoch_checkpoints(run_dir)
     if found:
         return found[-1][0]

@@ -1,9 +1,13 @@
 """Serving: a run exported for TF Serving (SavedModel, `serving_default`: string in, string out) or for
-CTranslate2, and one Python calling convention over both.
+CTranslate2, and one Python calling convention over both, `Translator`'s:
+`translate(sentences, *, beam_size=None, alpha=None, on_invalid="error") -> list[str]`,
+`translate_with_scores(...) -> (list[str], list[float])`, `__call__ = translate`.
 
-    saved_model.py   `export_saved_model(run, folder)`, `ExportedTranslator`, `SavedModelTranslator`
+    saved_model.py   `export_saved_model(run, folder)`, `ExportedTranslator` (the saved module),
+                     `SavedModelTranslator` (the wrapper over an exported folder)
     ctranslate2.py   `export_ctranslate2(run, folder)`, `CTranslate2Translator`
-    metadata.py      what both exports record beside the model (tfm_export.json), read without TensorFlow
+    metadata.py      what both exports share: the record beside the model (tfm_export.json), the model and
+                     tokenizer an export writes, the input rule on a batch; no TensorFlow
 
 Names are imported on first use (PEP 562).
 
@@ -19,7 +23,7 @@ _EXPORTS = {
     **dict.fromkeys(("ExportedTranslator", "SIGNATURES", "SavedModelTranslator", "export_saved_model"),
                     "tfm.serving.saved_model"),
     **dict.fromkeys(("CTranslate2Translator", "QUANTIZATIONS", "export_ctranslate2"), "tfm.serving.ctranslate2"),
-    **dict.fromkeys(("METADATA_FILE", "read_metadata"), "tfm.serving.metadata"),
+    **dict.fromkeys(("METADATA_FILE", "read_metadata", "resolve_model", "write_metadata"), "tfm.serving.metadata"),
 }
 _SUBMODULES = ("ctranslate2", "metadata", "saved_model")
 

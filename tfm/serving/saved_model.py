@@ -8,6 +8,8 @@
     translator.signatures["serving_default"](text=tf.constant(["A dog runs."]))
     # {"translations": <tf.string (1,)>, "scores": <float32 (1,)>, "truncated": <bool (1,)>}
 
+    tfm.SavedModelTranslator("exported/m30k/1")(["A dog runs."])   # the same graph, Translator's calling convention
+
 The exported `tf.Module` holds the model's variables, the SentencePiece model of
 the tokenizer (as a tensorflow-text resource) and one `tf.function`,
 `serving_default`: a 1-D `tf.string` tensor `text` in; `translations` (`tf.string`,
@@ -21,6 +23,10 @@ The graph is built for TensorFlow Serving: no XLA (`jit_compile`) and nothing
 but plain TensorFlow ops and the SentencePiece ops that tensorflow-text 2.12.1
 already had (the version TF Serving's images link in); `tests/serving/test_saved_model.py`
 checks every op of every function against that allow-list.
+
+Beam size and α are fixed in the graph at export time (`tfm_export.json` records them);
+`SavedModelTranslator`, the Python wrapper, refuses a call that asks for others rather than
+answering with the exported ones.
 
 Inputs are checked and bounded, so no input can crash the server or make it run
 away; the rule is `tfm.decoding.input_rule_ops`'s (documented there), the one `Translator`, `tfm translate`
@@ -46,20 +52,18 @@ ops); without it `tf.saved_model.load` fails with "Op type not registered
 """
 
 import contextlib
-import json
 import logging
 import os
-import tempfile
 
 import tensorflow as tf
 
-from tfm.runs import folder as runs
 from tfm.config.rules import validate_length_penalty
-from tfm.decoding import nbest
-from tfm.decoding import input_rule_ops
+from tfm.decoding import input_rule_ops, nbest
 from tfm.decoding.decodable import as_decodable
-from tfm.decoding.search import validate_beam_size, search
-from tfm.serving.ctranslate2 import METADATA_FILE  # defined there: CTranslate2Translator reads it without TF
+from tfm.decoding.search_entry import search, validate_beam_size
+from tfm.serving.metadata import METADATA_FILE, check_sentences, read_metadata, resolve_model, write_metadata
+
+logger = logging.getLogger(__name__)
 
 # Optional signatures beside serving_default, chosen at export time (`tfm.decoding.nbest`).
 SIGNATURES = ("nbest", "alignment")
@@ -74,7 +78,9 @@ SIGNATURE_OUTPUTS = {
 
 
 class ExportedTranslator(tf.Module):
-    """The module `export` saves: strings in, strings (and scores) out.
+    """The `tf.Module` `export_saved_model` saves: strings in, strings (and scores) out.
+
+    Its `tf.function`s run in Python too (the example), which is how the graph is tried before it is saved.
 
     Args:
         model: a built `Transformer` or `Seq2Seq` with its weights.
@@ -83,16 +89,20 @@ class ExportedTranslator(tf.Module):
         alpha: float or None. Length penalty, >= 0. None: the model config's (0.6, §6.1).
         max_extra_length: int or None. Output limit = source length + this
             (default: the model config's, 50).
-        signatures: names from `SIGNATURES` to build beside `serving_default` (see `export`).
+        signatures: names from `SIGNATURES` to build beside `serving_default` (see `export_saved_model`).
         alignment_layer: int. The decoder layer the `alignment` signature reads (-1: the last).
+        name: str, the module's name.
+
+    Returns:
+        the module: `serving_default` (and the `signatures` asked for) as `tf.function`s taking a 1-D
+        `tf.string` tensor `text`; `beam_size`, `alpha`, `max_source_length`, `max_extra_length` as decided.
 
     Example:
-        >>> from tfm import TransformerConfig, build_transformer
+        >>> import tfm
         >>> from tfm.data import number_words_pairs, train_tokenizer
         >>> sources, targets = number_words_pairs("train", max_number=2000)
         >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
-        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=70, num_layers=1, max_length=8,
-        ...                                                  max_extra_length=5))
+        >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_length=8, max_extra_length=5)
         >>> module = ExportedTranslator(model, tokenizer, beam_size=1)
         >>> out = module.serving_default(tf.constant(["two", "two\\r\\n", "", "two " * 9]))
         >>> {name: tuple(value.shape) for name, value in out.items()}
@@ -117,6 +127,7 @@ class ExportedTranslator(tf.Module):
         self.alpha = validate_length_penalty(getattr(config, "length_penalty", 0.6) if alpha is None else alpha)
         self.max_extra_length = (self._decodable.default_max_extra_length if max_extra_length is None
                                  else int(max_extra_length))
+        self.max_source_length = self._decodable.max_source_length
         unknown = set(signatures) - set(SIGNATURES)
         if unknown:
             raise ValueError(f"signatures={sorted(unknown)}: expected some of {', '.join(SIGNATURES)}")
@@ -175,21 +186,14 @@ class ExportedTranslator(tf.Module):
         return {"translations": translations, "scores": scores, **aligned, "truncated": truncated}
 
 
-def _load(run_or_model, tokenizer, checkpoint):
-    if isinstance(run_or_model, (str, os.PathLike)):
-        model, tokenizer, info = runs.load_run(os.fspath(run_or_model), checkpoint=checkpoint)
-        return model, tokenizer, {"run": info["run_dir"], "checkpoint": info.get("checkpoint")}
-    if isinstance(run_or_model, (tuple, list)):
-        model, tokenizer = run_or_model
-    else:
-        model = run_or_model
-    if tokenizer is None:
-        raise ValueError("export needs a tokenizer: pass (model, tokenizer), tokenizer=..., or a run folder")
-    return model, tokenizer, {}
-
-
 def validate_output_dir(output_dir):
     """Refuses a folder that holds anything but a previous SavedModel (which is replaced).
+
+    Args:
+        output_dir: str, where `export_saved_model` is asked to write.
+
+    Returns:
+        None: the folder is missing, empty or a previous export.
 
     Raises:
         FileExistsError: `output_dir` is a file, or a folder with other things in it.
@@ -218,27 +222,28 @@ def validate_output_dir(output_dir):
 @contextlib.contextmanager
 def _quiet_tensorflow_info():
     """TensorFlow's INFO log lines off for the block (its warnings and errors still show)."""
-    logger = tf.get_logger()
-    level = logger.level
-    logger.setLevel(max(level, logging.WARNING))
+    tf_logger = tf.get_logger()
+    level = tf_logger.level
+    tf_logger.setLevel(max(level, logging.WARNING))
     try:
         yield
     finally:
-        logger.setLevel(level)
+        tf_logger.setLevel(level)
 
 
-def export_saved_model(run_or_model, output_dir, beam_size=None, alpha=None, tokenizer=None, max_extra_length=None,
-           checkpoint=None, signatures=(), alignment_layer=-1):
+def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=None, beam_size=None, alpha=None,
+                       max_extra_length=None, signatures=(), alignment_layer=-1):
     """Writes a SavedModel whose `serving_default` translates a batch of strings.
 
     Args:
-        run_or_model: a run folder (str; loaded with `tfm.runs.load_run`), a
-            `(model, tokenizer)` pair, or a model with `tokenizer=`.
-        output_dir: str. The SavedModel folder. TensorFlow Serving wants a numbered
+        run_or_model: a run folder (str; loaded with `tfm.runs.load_run`), a `(model, tokenizer)` pair,
+            or a model with `tokenizer=` (`tfm.serving.metadata.resolve_model`).
+        output_dir: str or path. The SavedModel folder. TensorFlow Serving wants a numbered
             version folder inside the model folder: `exported/m30k/1`.
-        beam_size, alpha, max_extra_length: as in `ExportedTranslator` (None: the run's config).
-        tokenizer: the `SubwordTokenizer` when `run_or_model` is a model.
-        checkpoint: which weights of a run folder (see `load_run`).
+        tokenizer: the `SubwordTokenizer` when `run_or_model` is a bare model.
+        checkpoint: which weights of a run folder (see `tfm.runs.load_run`).
+        beam_size, alpha, max_extra_length: as in `ExportedTranslator` (None: the model config's). Fixed
+            in the graph: a server cannot change them per request.
         signatures: names from `SIGNATURES` to add beside `serving_default`: `"nbest"` (the k
             best translations and their scores, `(B, k)`) and `"alignment"` (the best
             translation with its subwords, each output subword's source position and the
@@ -246,13 +251,21 @@ def export_saved_model(run_or_model, output_dir, beam_size=None, alpha=None, tok
         alignment_layer: int. The decoder layer the alignment reads (-1: the last).
 
     Returns:
-        str: `output_dir`. A `tfm_export.json` beside `saved_model.pb` records the settings.
+        str: `output_dir`. A `tfm_export.json` beside `saved_model.pb` records the settings
+        (`tfm.serving.metadata`).
 
     Raises:
         FileExistsError: `output_dir` holds something other than a previous export.
 
     Example:
-        >>> path = export_saved_model((model, tokenizer), tempfile.mkdtemp() + "/numbers/1", beam_size=1)  # `ExportedTranslator`'s
+        >>> import tfm
+        >>> from tfm.data import number_words_pairs, train_tokenizer
+        >>> sources, targets = number_words_pairs("train", max_number=2000)
+        >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
+        >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_length=8, max_extra_length=5)
+        >>> path = export_saved_model((model, tokenizer), tempfile.mkdtemp() + "/numbers/1", beam_size=1)
+        >>> read_metadata(path)["beam_size"]
+        1
         >>> serve = tf.saved_model.load(path).signatures["serving_default"]
         >>> out = serve(text=tf.constant(["two", " two\\n", "two " * 9]))
         >>> bool(out["translations"][0] == out["translations"][1]), out["truncated"].numpy().tolist()
@@ -260,7 +273,7 @@ def export_saved_model(run_or_model, output_dir, beam_size=None, alpha=None, tok
     """
     output_dir = os.fspath(output_dir)
     validate_output_dir(output_dir)
-    model, tokenizer, source = _load(run_or_model, tokenizer, checkpoint)
+    model, tokenizer, source = resolve_model(run_or_model, tokenizer=tokenizer, checkpoint=checkpoint)
     module = ExportedTranslator(model, tokenizer, beam_size=beam_size, alpha=alpha,
                                 max_extra_length=max_extra_length, signatures=signatures,
                                 alignment_layer=alignment_layer)
@@ -268,20 +281,159 @@ def export_saved_model(run_or_model, output_dir, beam_size=None, alpha=None, tok
     with _quiet_tensorflow_info():  # "INFO:tensorflow:Assets written to: ..." (twice in a notebook)
         tf.saved_model.save(module, output_dir, signatures=functions)
     config = getattr(model, "config", None)
-    metadata = {
+    return write_metadata(output_dir, {
         "signature": "serving_default",
         "inputs": {"text": "tf.string (B,)"},
         "outputs": SIGNATURE_OUTPUTS["serving_default"],
         "signatures": {name: SIGNATURE_OUTPUTS[name] for name in module.signature_names},
         "alignment_layer": module.alignment_layer if "alignment" in module.signature_names else None,
         "beam_size": module.beam_size, "alpha": module.alpha,
-        "max_source_length": module._decodable.max_source_length,
+        "max_source_length": module.max_source_length,
         "max_extra_length": module.max_extra_length,
         "model": type(model).__name__,
         "model_config": config.to_dict() if hasattr(config, "to_dict") else None,
+        "format": "saved_model",
         **source,
-    }
-    with open(os.path.join(output_dir, METADATA_FILE), "w") as f:
-        json.dump(metadata, f, indent=2)
-        f.write("\n")
-    return output_dir
+    })
+
+
+class SavedModelTranslator:
+    """Sentences in, translations out, through an exported SavedModel's `serving_default`.
+
+    The calling convention is `Translator`'s and `CTranslate2Translator`'s: `translate(sentences, *,
+    beam_size=None, alpha=None, on_invalid="error")`, `translate_with_scores` with the same arguments,
+    `__call__ = translate`. What comes back is what TensorFlow Serving answers for the same folder,
+    so this is the way to try an export from Python, or to compare it with the other two.
+
+    The beam size and α are part of the graph, fixed at export (`self.beam_size`, `self.alpha`, from
+    `tfm_export.json`): None, or the same values, is accepted; other values raise `ValueError` naming
+    both, since answering with the exported ones would pass off one search as another. Input the rule
+    refuses (invalid UTF-8, a NUL byte), which the graph would refuse for the whole batch with an
+    `InvalidArgumentError`, is screened here first (`tfm.serving.metadata.check_sentences`), so that it
+    raises `ValueError` naming the indices, or with `on_invalid="empty"` gets `""`, as with `Translator`.
+
+    Args:
+        export_dir: str or path, a folder written by `export_saved_model` (or `tfm export`).
+        batch_size: int. Sentences per call of `serving_default` (a long list goes in pieces, so memory
+            stays bounded). Defaults to `64`.
+
+    Example:
+        >>> import tfm
+        >>> from tfm.data import number_words_pairs, train_tokenizer
+        >>> sources, targets = number_words_pairs("train", max_number=2000)
+        >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
+        >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+        >>> translator = SavedModelTranslator(export_saved_model((model, tokenizer), tempfile.mkdtemp(), beam_size=2))
+        >>> two, also_two, blank = translator(["two", " two\\r\\n", ""])   # untrained: any words, but alike
+        >>> two == also_two, blank
+        (True, '')
+        >>> translator(["two"], beam_size=4)
+        Traceback (most recent call last):
+        ValueError: beam_size=4: this SavedModel was exported with beam_size=2, fixed in its graph; ...
+    """
+
+    def __init__(self, export_dir, batch_size=64):
+        import tensorflow_text  # noqa: F401  (registers the SentencePiece ops the graph holds)
+
+        export_dir = os.fspath(export_dir)
+        self.metadata = read_metadata(export_dir)
+        if self.metadata.get("format", "saved_model") != "saved_model":
+            raise ValueError(f"{export_dir!r} holds a {self.metadata['format']} export, not a SavedModel: "
+                             "load it with CTranslate2Translator")
+        if int(batch_size) < 1:
+            raise ValueError(f"batch_size={batch_size} must be >= 1")
+        self.export_dir = export_dir
+        self.batch_size = int(batch_size)
+        self.beam_size = int(self.metadata["beam_size"])
+        self.alpha = float(self.metadata["alpha"])
+        self.max_source_length = self.metadata["max_source_length"]
+        self.serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+
+    def _check_decoding(self, beam_size, alpha):
+        """Refuses per-call settings the graph cannot honour: a beam size or α other than the exported."""
+        if beam_size is not None and (isinstance(beam_size, bool) or beam_size != self.beam_size):
+            raise ValueError(f"beam_size={beam_size!r}: this SavedModel was exported with beam_size={self.beam_size}, "
+                             f"fixed in its graph; export again with beam_size={beam_size!r}, or translate with "
+                             "Translator or CTranslate2Translator, which choose it per call")
+        if alpha is not None and validate_length_penalty(alpha) != self.alpha:
+            raise ValueError(f"alpha={alpha!r}: this SavedModel was exported with alpha={self.alpha}, fixed in its "
+                             f"graph; export again with alpha={alpha!r}, or translate with Translator or "
+                             "CTranslate2Translator, which choose it per call")
+
+    def translate(self, sentences, *, beam_size=None, alpha=None, on_invalid="error"):
+        """list of str -> list of str, one translation per sentence (`translate_with_scores` adds the scores).
+
+        Args:
+            sentences: list of str (or UTF-8 bytes).
+            beam_size: int or None. None or `self.beam_size` (the exported one); anything else raises
+                `ValueError`.
+            alpha: float or None. None or `self.alpha`; anything else raises `ValueError`.
+            on_invalid: "error" (raise `ValueError` naming the inputs the rule refuses: not valid
+                UTF-8, or holding a NUL byte) or "empty" (answer them with `""`, translate the others).
+
+        Returns:
+            list of str. Whitespace only separates words (`"two\\r\\n"` translates as `"two"`); a blank
+            sentence translates to `""`. Inputs longer than the model's `max_length` subwords are
+            truncated, with one warning per call.
+
+        Example:
+            >>> import tfm
+            >>> from tfm.data import number_words_pairs, train_tokenizer
+            >>> sources, targets = number_words_pairs("train", max_number=2000)
+            >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
+            >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> translator = SavedModelTranslator(export_saved_model((model, tokenizer), tempfile.mkdtemp()))
+            >>> translator.translate(["two\\x00"])
+            Traceback (most recent call last):
+            ValueError: input is not valid UTF-8 or holds a NUL byte; indices of the invalid strings: [0]
+            >>> translator.translate([b"two", "two\\x00"], on_invalid="empty")[1]
+            ''
+        """
+        return self.translate_with_scores(sentences, beam_size=beam_size, alpha=alpha, on_invalid=on_invalid)[0]
+
+    __call__ = translate
+
+    def translate_with_scores(self, sentences, *, beam_size=None, alpha=None, on_invalid="error"):
+        """list of str -> `(translations, scores)`: two lists, the graph's `translations` and `scores`.
+
+        Args:
+            sentences, beam_size, alpha, on_invalid: as in `translate`.
+
+        Returns:
+            `(translations, scores)`: `scores[i]` is `log P(Y | X) / lp(Y)` of `translations[i]`
+            (GNMT's length penalty, whatever the beam size); 0 for a blank sentence, nan for refused
+            input with `on_invalid="empty"`.
+
+        Example:
+            >>> import tfm
+            >>> from tfm.data import number_words_pairs, train_tokenizer
+            >>> sources, targets = number_words_pairs("train", max_number=2000)
+            >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
+            >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> translator = SavedModelTranslator(export_saved_model((model, tokenizer), tempfile.mkdtemp(),
+            ...                                                      beam_size=1))
+            >>> translations, scores = translator.translate_with_scores(["two", "\\n"])
+            >>> bool(scores[0] < 0), (translations[1], scores[1])
+            (True, ('', 0.0))
+            >>> translations == tfm.Translator(model, tokenizer, beam_size=1)(["two", "\\n"])   # the same search
+            True
+        """
+        self._check_decoding(beam_size, alpha)
+        raw, refused = check_sentences(sentences, on_invalid)
+        refused = set(refused)
+        todo = [i for i in range(len(raw)) if i not in refused]
+        translations = [""] * len(raw)
+        scores = [float("nan") if i in refused else 0.0 for i in range(len(raw))]
+        truncated = []
+        for start in range(0, len(todo), self.batch_size):
+            chunk = todo[start : start + self.batch_size]
+            out = self.serve(text=tf.constant([raw[i] for i in chunk], tf.string))
+            texts, values, cut = (out[name].numpy() for name in ("translations", "scores", "truncated"))
+            for j, i in enumerate(chunk):
+                translations[i] = texts[j].decode("utf-8", errors="replace")
+                scores[i] = float(values[j])
+            truncated += [i for j, i in enumerate(chunk) if cut[j]]
+        if truncated:
+            logger.warning("%d input(s) longer than the model's %d subwords were truncated (the first: index %d)",
+                           len(truncated), self.max_source_length, truncated[0])
+        return translations, scores

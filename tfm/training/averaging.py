@@ -40,6 +40,17 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
             or a checkpoint is damaged (named).
         tfm.runs.WriteError: `output` cannot be written (named, with the cause); a file
             already there is kept as it was.
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"), epochs=3)
+        >>> os.path.basename(average_checkpoints(run, last=2))     # what load_run then prefers
+        'averaged.weights.h5'
+        >>> import json
+        >>> json.load(open(os.path.join(run, "checkpoints", "averaged.json")))["epochs"]
+        [2, 3]
     """
     run_dir = os.path.abspath(run_dir)
     info = runs.read_run_config(run_dir)

@@ -31,6 +31,17 @@ class HistoryCSV(keras.callbacks.Callback):
 
     Args:
         path: str. The CSV file.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((4, 2)), np.ones((4, 1))
+        >>> path = os.path.join(tmp.name, "history.csv")
+        >>> _ = model.fit(x, y, epochs=2, verbose=0, callbacks=[HistoryCSV(path)])
+        >>> [row["epoch"] for row in runs.read_rows(path)], sorted(runs.read_rows(path)[0])
+        (['0', '1'], ['epoch', 'epoch_seconds', 'iterations', 'learning_rate', 'loss'])
     """
 
     def __init__(self, path):
@@ -70,6 +81,18 @@ class EpochCheckpoint(keras.callbacks.Callback):
         keep: int. Checkpoints to keep (>= 1).
         shadow: a plain float32 copy of the model that does the saving, which keeps
             optimizer state and mixed-precision casts out of the files.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((4, 2)), np.ones((4, 1))
+        >>> shadow = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        >>> folder = os.path.join(tmp.name, "checkpoints")
+        >>> _ = model.fit(x, y, epochs=3, verbose=0, callbacks=[EpochCheckpoint(folder, keep=2, shadow=shadow)])
+        >>> sorted(os.listdir(folder))
+        ['epoch_002.weights.h5', 'epoch_003.weights.h5']
     """
 
     def __init__(self, folder, keep, shadow):
@@ -92,8 +115,8 @@ class RunBackup(keras.callbacks.BackupAndRestore):
     """Keras' `BackupAndRestore` (`RUN/backup/`: weights, optimizer moments and step), written whole or not at all.
 
     Keras overwrites `latest.weights.h5` in place, so a full disk, a file-size limit or a
-    kill during the write left half a file whose header still passed for whole, which the
-    next session loaded (and crashed on). Here, at the end of each epoch:
+    kill during the write leaves half a file whose header still passes for whole, which the
+    next session would load (and crash on). Here, at the end of each epoch:
 
     1. the older copy (`*.bkp`) is dropped, so the disk holds at most two backups;
     2. the weights are built in memory and written to a temporary file, fsynced;
@@ -105,6 +128,19 @@ class RunBackup(keras.callbacks.BackupAndRestore):
 
     Args:
         backup_dir: str. `RUN/backup`, or a non-chief worker's own folder.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((4, 2)), np.ones((4, 1))
+        >>> backup = os.path.join(tmp.name, "backup")
+        >>> _ = model.fit(x, y, epochs=2, verbose=0, callbacks=[RunBackup(backup)])
+        >>> sorted(os.listdir(backup))   # the last epoch's state, and the one before it
+        ['latest.weights.h5', 'latest.weights.h5.bkp', 'training_metadata.json', 'training_metadata.json.bkp']
+        >>> json.load(open(os.path.join(backup, "training_metadata.json")))["epoch"]   # epochs finished
+        2
     """
 
     def __init__(self, backup_dir):
@@ -135,6 +171,19 @@ class NaNGuard(keras.callbacks.TerminateOnNaN):
 
     Raising (instead of stopping gracefully) skips the epoch-end callbacks, so the
     backup, the checkpoints and history.csv keep the last finished epoch.
+
+    Takes no arguments.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        >>> model.compile(optimizer="sgd", loss="mse")
+        >>> x, y = np.ones((4, 2)), np.ones((4, 1))
+        >>> _ = model.fit(x, np.full((4, 1), np.inf), verbose=0, callbacks=[NaNGuard()])
+        Traceback (most recent call last):
+        ...
+        FloatingPointError: the training loss became inf at batch 0 of epoch 0; training stopped and ...
     """
 
     def __init__(self):
@@ -207,9 +256,12 @@ class TrainingBudget(keras.callbacks.Callback):
         """Indices of the epochs in which this process got less than `fraction` of its best epoch's CPU share
         (CPU seconds per wall second): epochs in which it sat idle part of the time, whose wall time the
         budget counted all the same. Another job or a paused VM can cause it, and so can a wait inside
-        TensorFlow: before tfm's batches ran without tf.data autotuning, deleting the last epoch's iterator
-        could wait up to 60 s (`tfm.data.batching._prefetched`). The best epoch, not the median, is the
+        TensorFlow: with tf.data autotuning on, deleting the last epoch's iterator can wait up to 60 s (why
+        tfm's batches turn it off, `tfm.data.batching._prefetched`). The best epoch, not the median, is the
         yardstick, so that a run stalled more often than not still shows it. Empty with fewer than 3 epochs.
+
+        Args:
+            fraction: float in (0, 1]. An epoch below this share of the best epoch's CPU share is stalled.
 
         Example:
             >>> budget = TrainingBudget(900)

@@ -44,6 +44,12 @@ def make_strategy(name="auto", worker_timeout=None):
     Raises:
         ValueError: an unknown name, or a missing or malformed TF_CONFIG (named).
         TimeoutError: the cluster did not assemble in time (the missing tasks named).
+
+    Example:
+        >>> type(make_strategy("default")).__name__
+        '_DefaultDistributionStrategy'
+        >>> make_strategy("mirrored").num_replicas_in_sync >= 1   # every GPU, else every logical CPU
+        True
     """
     if isinstance(name, tf.distribute.Strategy):
         return name
@@ -64,7 +70,21 @@ def make_strategy(name="auto", worker_timeout=None):
 
 
 def worker_timeout_seconds(value=None):
-    """`value`, else `$TFM_WORKER_TIMEOUT`, else `WORKER_TIMEOUT`, checked to be a positive number of seconds."""
+    """`value`, else `$TFM_WORKER_TIMEOUT`, else `WORKER_TIMEOUT`, checked to be a positive number of seconds.
+
+    Args:
+        value: a number of seconds (or a string that reads as one), or None.
+
+    Returns:
+        float.
+
+    Raises:
+        ValueError: not a positive finite number (the source named: `worker_timeout` or `TFM_WORKER_TIMEOUT`).
+
+    Example:
+        >>> worker_timeout_seconds("600"), worker_timeout_seconds() == float(os.environ.get("TFM_WORKER_TIMEOUT", 300))
+        (600.0, True)
+    """
     source = "worker_timeout"
     if value is None:
         value, source = os.environ.get("TFM_WORKER_TIMEOUT", WORKER_TIMEOUT), "TFM_WORKER_TIMEOUT"
@@ -80,8 +100,17 @@ def worker_timeout_seconds(value=None):
 def cluster_from_env():
     """`(cluster, task_type, task_index)` of the `TF_CONFIG` environment variable, checked.
 
+    Takes no arguments: reads `os.environ["TF_CONFIG"]`.
+
     Raises:
         ValueError: naming TF_CONFIG: unset, not JSON, or not a cluster holding this task.
+
+    Example:
+        >>> os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": ["host1:12345", "host2:12345"]},
+        ...                                       "task": {"type": "worker", "index": 1}})
+        >>> cluster_from_env()
+        ({'worker': ['host1:12345', 'host2:12345']}, 'worker', 1)
+        >>> del os.environ["TF_CONFIG"]
     """
     text = os.environ.get("TF_CONFIG", "")
     if not text.strip():
@@ -122,6 +151,18 @@ def planned_role(strategy):
     """`(is_chief, worker name)` of this process, known before the strategy is made (`worker_role` after).
 
     "multiworker" reads TF_CONFIG (checked, see `cluster_from_env`); other names are the chief.
+
+    Args:
+        strategy: a strategy name ("auto", "multiworker", ...) or a `tf.distribute.Strategy`.
+
+    Example:
+        >>> planned_role("auto")
+        (True, 'chief')
+        >>> os.environ["TF_CONFIG"] = json.dumps({"cluster": {"worker": ["host1:12345", "host2:12345"]},
+        ...                                       "task": {"type": "worker", "index": 1}})
+        >>> planned_role("multiworker")
+        (False, 'worker_1')
+        >>> del os.environ["TF_CONFIG"]
     """
     if isinstance(strategy, tf.distribute.Strategy):
         return worker_role(strategy)
@@ -147,6 +188,11 @@ def wait_for_cluster(cluster, task_type, task_index, timeout=WORKER_TIMEOUT, pol
     Raises:
         TimeoutError: the tasks that did not answer, named with their addresses.
         ValueError: this task's own port is taken by another process.
+
+    Example:
+        A one-task cluster has no one to wait for:
+
+        >>> wait_for_cluster({"worker": ["localhost:12345"]}, "worker", 0, timeout=1)
     """
     own = cluster[task_type][task_index]
     peers = {address: f"{job} {i}" for job in COLLECTIVE_JOBS for i, address in enumerate(cluster.get(job, []))
@@ -251,7 +297,15 @@ def _join_cluster(timeout):
 
 
 def worker_role(strategy):
-    """(is_chief, worker name) in a multi-worker cluster; (True, "chief") otherwise."""
+    """(is_chief, worker name) in a multi-worker cluster; (True, "chief") otherwise.
+
+    Args:
+        strategy: a `tf.distribute.Strategy`.
+
+    Example:
+        >>> worker_role(tf.distribute.get_strategy())
+        (True, 'chief')
+    """
     resolver = getattr(strategy, "cluster_resolver", None)
     if resolver is None:
         return True, "chief"
@@ -269,6 +323,17 @@ def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
     Without it, oneDNN emulates bfloat16 and `mixed_bfloat16` brings no speed-up over
     float32, often a slow-down (docs/results.md: `benchmarks/rdrop_cost.py`,
     `benchmarks/train_throughput_multi30k.py`). None when the flags cannot be read (not Linux).
+
+    Args:
+        cpuinfo: str. The file listing the CPU's flags.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "cpuinfo")
+        >>> _ = open(path, "w").write("flags : fpu sse2 avx512f avx512_bf16\\n")
+        >>> cpu_has_native_bfloat16(path), cpu_has_native_bfloat16(os.path.join(tmp.name, "missing"))
+        (True, None)
     """
     try:
         with open(cpuinfo) as f:
@@ -286,8 +351,15 @@ def native_mixed_precision():
     (`cpu_has_native_bfloat16`). The rule behind the benchmarks' `--precision auto` and the notebooks' full runs:
     elsewhere bfloat16 is emulated and float32 trains as fast or faster. False when the CPU flags cannot be read.
 
+    Takes no arguments.
+
     Example:
-        >>> tfm.training.train(config, "multi30k", output=RUN, mixed_precision=native_mixed_precision())
+        >>> native_mixed_precision() in (True, False)
+        True
+
+        As the benchmarks and notebooks use it:
+
+            tfm.training.train(config, "multi30k", output=RUN, mixed_precision=native_mixed_precision())
     """
     return bool(tf.config.list_logical_devices("GPU")) or cpu_has_native_bfloat16() is True
 
@@ -296,7 +368,17 @@ def precision_policy(mixed_precision):
     """"float32", or "mixed_float16" on a GPU (Keras adds loss scaling) / "mixed_bfloat16" on a CPU.
 
     On a CPU without hardware bfloat16 (`cpu_has_native_bfloat16`) a warning says that
-    mixed precision will not be faster there."""
+    mixed precision will not be faster there.
+
+    Args:
+        mixed_precision: bool.
+
+    Example:
+        >>> precision_policy(False)
+        'float32'
+        >>> precision_policy(True) in ("mixed_float16", "mixed_bfloat16")
+        True
+    """
     if not mixed_precision:
         return "float32"
     if tf.config.list_logical_devices("GPU"):
@@ -320,8 +402,19 @@ def multi_worker_fit_scope(model, strategy, batches):
     that average the scalar logs over the workers, and `fit` runs inside
     `strategy.scope()`, where Keras finds the strategy for the dataset.
 
+    Args:
+        model: the compiled model.
+        strategy: the `tf.distribute.MultiWorkerMirroredStrategy` it was compiled under.
+        batches: the training dataset of `((source_ids, target_in), target_out)` batches.
+
     Returns:
         the context manager to run `fit` in.
+
+    Example:
+        What `tfm.training.train` does under "multiworker" (every task of TF_CONFIG runs it):
+
+            with multi_worker_fit_scope(model, strategy, train_batches):
+                model.fit(train_batches, epochs=10)
     """
     (source_ids, target_in), target_out = next(iter(batches.take(1)))
     with strategy.scope():

@@ -23,7 +23,21 @@ logger = logging.getLogger("tfm.training.pipeline")
 
 def load_pairs(data, split):
     """The `(source, target)` string pairs of a `DataConfig`'s split, preprocessed as it says; for the
-    training split, only its first `data.train_sentences` pairs when that is set."""
+    training split, only its first `data.train_sentences` pairs when that is set.
+
+    Args:
+        data: `DataConfig`.
+        split: "train", "validation" or "test".
+
+    Returns:
+        A `tf.data.Dataset` of scalar `(source, target)` tf.string pairs.
+
+    Example:
+        >>> from tfm.config import DataConfig, TrainingConfig
+        >>> data = DataConfig(dataset="numbers", max_length=16, tokens_per_batch=64, vocab_size=60, train_sentences=200)
+        >>> int(load_pairs(data, "train").cardinality())   # train_sentences=200
+        200
+    """
     kwargs = {}
     if data.dataset in PARSING_TASKS:
         from tfm.parsing import treebank  # noqa: F401  registers the treebank with load_dataset (NLTK only here)
@@ -60,7 +74,21 @@ def _preprocessed(pairs, data, split):
 
 def learn_tokenizer(pairs, vocab_size, seed, whole_tokens=()):
     """`train_tokenizer`, capped (with a warning) at the vocabulary size the text allows.
-    `whole_tokens`: tokens kept as one subword each (`whole_tokens`)."""
+    `whole_tokens`: tokens kept as one subword each (`whole_tokens`).
+
+    Args:
+        pairs: dataset of `(source, target)` pairs (or texts) to learn from.
+        vocab_size: int. Subwords wanted.
+        seed: int. SentencePiece's sampling seed.
+        whole_tokens: iterable of str kept as one subword each.
+
+    Returns:
+        `SubwordTokenizer`.
+
+    Example:
+        >>> learn_tokenizer(["a b", "b a"], vocab_size=1000, seed=0).vocab_size   # what two words allow
+        9
+    """
     try:
         return train_tokenizer(pairs, vocab_size, seed=seed, whole_tokens=whole_tokens)
     except ValueError as error:
@@ -81,6 +109,22 @@ def make_datasets(data, tokenizer, training, replicas, validation=True):
     replica given no pair would average its loss over no tokens): full batches are sized
     so, and a bucket's last, part-filled batch of an epoch is cut to a multiple of
     `replicas` (`split_evenly`).
+
+    Args:
+        data: `DataConfig` (corpus, `max_length`, `tokens_per_batch`).
+        tokenizer: the run's `SubwordTokenizer`.
+        training: `TrainingConfig` (`seed`, `xla`, `rdrop_alpha`, `steps_per_epoch`).
+        replicas: int. The strategy's replicas in sync.
+        validation: bool. Also batch the validation split (never for dataset "files").
+
+    Example:
+        >>> from tfm.config import DataConfig, TrainingConfig
+        >>> data = DataConfig(dataset="numbers", max_length=16, tokens_per_batch=64, vocab_size=60, train_sentences=200)
+        >>> tokenizer = learn_tokenizer(load_pairs(data, "train"), data.vocab_size, seed=0)
+        >>> train_batches, val_batches = make_datasets(data, tokenizer, TrainingConfig(), replicas=2)
+        >>> (source_ids, target_in), target_out = next(iter(train_batches))
+        >>> source_ids.shape[0] % 2, source_ids.shape[0] * source_ids.shape[1] <= 64, val_batches is not None
+        (0, True, True)
     """
     batching = dict(tokens_per_batch=data.tokens_per_batch, max_length=data.max_length, cache=True,
                     pad_to_bucket=training.xla, batch_multiple=replicas)
@@ -108,6 +152,19 @@ def pair_rows(inputs, target_out):
     `2i` and `2i + 1` as one sentence's two passes. A batch of `b` pairs becomes `2b`
     rows (twice the compute per step); with `b` a multiple of the replicas, each
     replica's contiguous slice holds whole pairs.
+
+    Args:
+        inputs: `(source_ids (b, S), target_in (b, T))`.
+        target_out: `(b, T)`.
+
+    Returns:
+        The batch with `2b` rows, in the same structure.
+
+    Example:
+        >>> inputs = (tf.constant([[5], [6]]), tf.constant([[2], [2]]))   # (source_ids, target_in): 2 pairs
+        >>> (source_ids, _), target_out = pair_rows(inputs, tf.constant([[7], [8]]))
+        >>> source_ids.numpy().ravel().tolist(), target_out.numpy().ravel().tolist()
+        ([5, 5, 6, 6], [7, 7, 8, 8])
     """
     (source_ids, target_in) = inputs
     twice = lambda x: tf.repeat(x, 2, axis=0)  # noqa: E731  (b, L) -> (2b, L)
@@ -120,6 +177,16 @@ def split_evenly(batches, replicas):
     Only the last, part-filled batch of a bucket can be cut: at most `replicas - 1` pairs
     per bucket per epoch go unused (other ones each epoch, the data being shuffled). A
     small corpus can start an epoch with such a batch, e.g. one pair for two replicas.
+
+    Args:
+        batches: dataset of `((source_ids, target_in), target_out)` batches.
+        replicas: int. The strategy's replicas in sync.
+
+    Example:
+        >>> batch = ((tf.ones((3, 4), tf.int32), tf.ones((3, 5), tf.int32)), tf.ones((3, 5), tf.int32))
+        >>> (source_ids, _), _ = next(iter(split_evenly(tf.data.Dataset.from_tensors(batch), replicas=2)))
+        >>> source_ids.shape[0]   # 3 pairs cut to 2: one per replica
+        2
     """
     replicas = int(replicas)
     if replicas == 1:
@@ -140,6 +207,10 @@ def whole_tokens(name, pairs):
     Args:
         name: str. A dataset name.
         pairs: the training split's `(source, target)` pairs (a `tf.data.Dataset`).
+
+    Example:
+        >>> whole_tokens("numbers", pairs=None)   # translation: none
+        ()
     """
     if name not in PARSING_TASKS:
         return ()

@@ -43,15 +43,16 @@ import keras
 import tensorflow as tf
 
 from tfm import __version__
-from tfm.runs import resume
-from tfm.runs import folder as runs
-from tfm.training.callbacks import EpochCheckpoint, HistoryCSV, NaNGuard, RunBackup
 from tfm.config.configs import DataConfig, TrainingConfig
-from tfm.training.pipeline import learn_tokenizer, load_pairs, make_datasets, whole_tokens
+from tfm.models.registry import as_config, build_model, model_name
+from tfm.runs import folder as runs
+from tfm.runs import resume
+from tfm.training.callbacks import EpochCheckpoint, HistoryCSV, NaNGuard, RunBackup
 from tfm.training.distribute import make_strategy, multi_worker_fit_scope, planned_role, precision_policy
 from tfm.training.losses import LabelSmoothedCrossEntropy
 from tfm.training.metrics import MaskedAccuracy
-from tfm.models.registry import as_config, build_model, model_name
+from tfm.training.pipeline import learn_tokenizer, load_pairs, make_datasets, whole_tokens
+from tfm.training.schedules import build_optimizer
 
 logger = logging.getLogger("tfm.training")
 
@@ -69,6 +70,15 @@ class TrainResult:
         initial_epoch: epochs already finished when this call started (after restoring).
         epochs: epochs finished now, counted from the run folder on disk.
         run_dir: absolute path of the run folder.
+
+    Args:
+        model, tokenizer, config, history, initial_epoch, epochs, run_dir: the attributes.
+
+    Example:
+        See `train`, which returns one; its fields:
+
+        >>> [field.name for field in dataclasses.fields(TrainResult)]
+        ['model', 'tokenizer', 'config', 'history', 'initial_epoch', 'epochs', 'run_dir']
     """
 
     model: keras.Model
@@ -95,8 +105,25 @@ def resolve_settings(config, dataset="numbers", *, tokens_per_batch=None, max_le
     `tokens_per_batch`, `vocab_size`, `checkpoints_to_average`, `label_smoothing`),
     the same for the Transformer and the RNN baselines.
 
+    Args:
+        config: `TransformerConfig`, `Seq2SeqConfig` or a Transformer preset name.
+        dataset, tokens_per_batch, max_length, source_lang, target_lang, data_dir, source_file, target_file,
+            keep_checkpoints, seed, strategy, mixed_precision, xla, steps_per_epoch, train_sentences: as in `train`.
+
+    Returns:
+        `(config, DataConfig, TrainingConfig)`.
+
     Raises:
         ValueError: naming the bad value; nothing has been written yet.
+
+    Example:
+        >>> config, data, training = resolve_settings("tiny", "numbers", seed=3)
+        >>> data.max_length, data.tokens_per_batch, training.keep_checkpoints, training.seed
+        (64, 2048, 5, 3)
+        >>> resolve_settings("tiny", max_length=128)
+        Traceback (most recent call last):
+        ...
+        ValueError: max_length=128 exceeds the model's max_length=64; raise both (--max-length sets both)
     """
     config = as_config(config)
     if max_length is not None and int(max_length) > config.max_length:
@@ -166,7 +193,22 @@ def _start_run(run_dir, config, data, training, is_chief):
 # Steps 6-7: datasets and the compiled model --------------------------------------------
 def compile_model(config, strategy, training):
     """`(model, shadow)`: the model compiled under `strategy` and the precision policy, and a
-    float32 copy that writes weights-only checkpoints."""
+    float32 copy that writes weights-only checkpoints.
+
+    Args:
+        config: the model config.
+        strategy: a `tf.distribute.Strategy`.
+        training: `TrainingConfig` (precision, XLA, label smoothing, R-Drop).
+
+    Returns:
+        `(model, shadow)`.
+
+    Example:
+        >>> config, _, training = resolve_settings("tiny")
+        >>> model, shadow = compile_model(config, tf.distribute.get_strategy(), training)
+        >>> type(model.loss).__name__, shadow.dtype_policy.name
+        ('LabelSmoothedCrossEntropy', 'float32')
+    """
     previous_policy = keras.config.dtype_policy()
     try:
         keras.config.set_dtype_policy(precision_policy(training.mixed_precision))
@@ -260,6 +302,28 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
             rerunning resumes from what was written whole.
         TimeoutError: "multiworker": the cluster did not assemble in time.
         FloatingPointError: the loss became NaN or infinite.
+
+    Example:
+        A one-layer model on 100 number pairs, one step, into a temporary folder (a few seconds):
+
+        >>> import tempfile
+        >>> from tfm.config import TransformerConfig
+        >>> from tfm.runs import load_run, read_history
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> config = TransformerConfig.tiny(num_layers=1, d_model=16, num_heads=2, d_ff=32, vocab_size=60)
+        >>> result = train(config, "numbers", output=os.path.join(tmp.name, "run"), epochs=1, steps_per_epoch=1,
+        ...                train_sentences=100, validation=False, verbose=0)
+        >>> result.epochs, sorted(os.listdir(os.path.join(result.run_dir, "checkpoints")))
+        (1, ['epoch_001.weights.h5'])
+        >>> read_history(result.run_dir)["epoch"]
+        [0]
+        >>> model, tokenizer, info = load_run(result.run_dir)   # what tfm translate / evaluate read
+
+        Real runs, as the CLI starts them (`tfm train ...`):
+
+            train("base", "wmt14_translate/de-en", output="runs/base", source_lang="en", epochs=100,
+                  steps_per_epoch=1000, mixed_precision=True)
+            train(TransformerConfig.m30k_small(), "multi30k", output="runs/m30k", epochs=40)
     """
     if int(epochs) < 1:
         raise ValueError(f"epochs={epochs}: train at least 1 epoch")

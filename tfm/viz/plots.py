@@ -48,6 +48,11 @@ def figure_axes(ax=None, figsize=None):
 
     Returns:
         `(fig, ax)`: the `matplotlib.figure.Figure` and the axes to draw into.
+
+    Example:
+        >>> fig, ax = figure_axes(figsize=(4, 3))
+        >>> figure_axes(ax) == (fig, ax)   # given axes are drawn into
+        True
     """
     if ax is not None:
         return ax.figure, ax
@@ -90,6 +95,12 @@ def plot_attention(weights, query_labels=None, key_labels=None, ax=None, title=N
 
     Returns:
         `matplotlib.figure.Figure`.
+
+    Example:
+        >>> weights = [[0.9, 0.1, 0.0], [0.2, 0.7, 0.1]]   # (T, S): 2 queries over 3 keys
+        >>> fig = plot_attention(weights, query_labels=["a", "dog"], key_labels=["ein", "Hund", "[END]"])
+        >>> [t.get_text() for t in fig.axes[0].get_xticklabels()]
+        ['ein', 'Hund', '[END]']
     """
     w = _numpy(weights)
     if w.ndim != 2:
@@ -126,6 +137,12 @@ def plot_attention_heads(weights, query_labels=None, key_labels=None, ncols=4, t
 
     Returns:
         `matplotlib.figure.Figure`.
+
+    Example:
+        >>> weights = np.full((3, 2, 4), 0.25)   # (N, T, S): 3 heads, uniform
+        >>> fig = plot_attention_heads(weights, ncols=2, title="encoder layer 1")
+        >>> [ax.get_title() for ax in fig.axes[:3]]
+        ['head 0', 'head 1', 'head 2']
     """
     import matplotlib.pyplot as plt
 
@@ -174,6 +191,13 @@ def plot_beam_attention(hypotheses, ncols=2, title=None, cmap="viridis", panel_s
 
     Returns:
         `matplotlib.figure.Figure`: panel `i` titled "#i  score  translation".
+
+    Example:
+        >>> hypotheses = [{"attention": np.eye(2), "target_tokens": ["▁a", "[END]"],
+        ...                "source_tokens": ["▁ein", "[END]"], "translation": "a", "score": -0.5}]
+        >>> fig = plot_beam_attention(hypotheses)
+        >>> fig.axes[0].get_title()
+        '#1  -0.50  a'
     """
     import matplotlib.pyplot as plt
 
@@ -211,6 +235,12 @@ def plot_mask(mask, query_labels=None, key_labels=None, ax=None, title=None, fig
 
     Returns:
         `matplotlib.figure.Figure`.
+
+    Example:
+        >>> causal = np.tril(np.ones((3, 3), bool))   # query i may attend to keys 0..i
+        >>> fig = plot_mask(causal, query_labels=list("abc"), key_labels=list("abc"), title="causal")
+        >>> fig.axes[0].get_xlabel()
+        'key (attended to)'
     """
     from matplotlib.colors import ListedColormap
 
@@ -253,6 +283,12 @@ def plot_positional_encoding(pe, ax=None, title="Positional encoding", cmap="RdB
 
     Returns:
         `matplotlib.figure.Figure`.
+
+    Example:
+        >>> from tfm.layers.positional_encoding import positional_encoding_numpy
+        >>> fig = plot_positional_encoding(positional_encoding_numpy(50, 16))   # (L, D)
+        >>> fig.axes[0].get_ylabel()
+        'position p'
     """
     table = _numpy(pe)
     if table.ndim != 2:
@@ -285,6 +321,11 @@ def plot_curves(curves, xlabel=None, ylabel=None, title=None, ax=None, logx=Fals
 
     Returns:
         `matplotlib.figure.Figure`.
+
+    Example:
+        >>> fig = plot_curves({"train": [3.0, 2.1, 1.7], "validation": ([1, 2, 3], [2.9, 2.3, 2.0])}, ylabel="loss")
+        >>> [line.get_label() for line in fig.axes[0].get_lines()]
+        ['train', 'validation']
     """
     fig, ax = figure_axes(ax, figsize)
     for label, values in curves.items():
@@ -328,6 +369,12 @@ def plot_learning_rate(schedules, num_steps, ax=None, title="Learning rate (eq. 
 
     Returns:
         `matplotlib.figure.Figure`.
+
+    Example:
+        >>> from tfm.training.schedules import TransformerSchedule
+        >>> fig = plot_learning_rate({"d_model 512": TransformerSchedule(512, warmup_steps=4000)}, num_steps=20_000)
+        >>> len(fig.axes[0].get_lines()[0].get_xdata())
+        20000
     """
     if int(num_steps) <= 0:
         raise ValueError(f"num_steps={num_steps} must be positive")
@@ -353,6 +400,12 @@ def plot_history(histories, metric="loss", validation=True, ax=None, title=None,
 
     Returns:
         `matplotlib.figure.Figure`.
+
+    Example:
+        >>> history = {"loss": [3.1, 2.2, 1.9], "val_loss": [2.8, 2.3, 2.1]}   # `model.fit(...).history`
+        >>> fig = plot_history({"base": history})
+        >>> [line.get_label() for line in fig.axes[0].get_lines()]
+        ['base loss', 'base val_loss']
     """
     def as_dict(h):
         return h.history if hasattr(h, "history") else h

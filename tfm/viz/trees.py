@@ -1,8 +1,8 @@
 """Parse trees and parsers' learning curves drawn for the course (§6.3, Table 4; notebook 13).
 
     wrong = tfm.parsing.labeled_spans(predicted) - tfm.parsing.labeled_spans(gold)
-    fig = tfm.parsing.plot_tree(predicted, highlight=wrong)   # an nltk.Tree, constituents to mark in red
-    fig = tfm.parsing.plot_learning_curve(points)             # F1 against training sentences, Table 4 beside
+    fig = tfm.viz.plot_tree(predicted, highlight=wrong)       # an nltk.Tree, constituents to mark in red
+    fig = tfm.viz.plot_learning_curve(points)                 # F1 against training sentences, Table 4 beside
 """
 
 import numpy as np
@@ -22,6 +22,14 @@ def tree_layout(tree):
     Returns:
         `(nodes, edges)`: `nodes` a list of `(x, depth, text, is_word)`, `edges` a list of
         `(parent index, child index)` into `nodes`.
+
+    Example:
+        >>> import nltk
+        >>> nodes, edges = tree_layout(nltk.Tree.fromstring("(S (NP a dog) (VP runs))"))
+        >>> [(x, depth, text) for x, depth, text, is_word in nodes]
+        [(0.0, 2, 'a'), (1.0, 2, 'dog'), (0.5, 1, 'NP'), (2.0, 2, 'runs'), (2.0, 1, 'VP'), (1.25, 0, 'S')]
+        >>> edges[:2]
+        [(2, 0), (2, 1)]
     """
     nodes, edges = [], []
     height = _tree_height(tree)
@@ -61,6 +69,13 @@ def plot_tree(tree, ax=None, title=None, highlight=(), figsize=None):
 
     Returns:
         `matplotlib.figure.Figure`.
+
+    Example:
+        >>> import nltk
+        >>> tree = nltk.Tree.fromstring("(S (NP (DT a) (NN dog)) (VP (VBZ runs)))")
+        >>> fig = plot_tree(tree, highlight={("VP", 2, 3)}, title="one wrong bracket")
+        >>> fig.axes[0].get_title()
+        'one wrong bracket'
     """
     nodes, edges = tree_layout(tree)
     words = sum(1 for node in nodes if node[3])

@@ -1,4 +1,9 @@
-"""Token embeddings shared with the pre-softmax projection (Vaswani et al., 2017, §3.4)."""
+"""Token embeddings that can also serve as the pre-softmax projection (Vaswani et al., 2017, §3.4).
+
+`Transformer` uses one `TokenEmbedding` for the source, the target and the output projection when
+`TransformerConfig.share_embeddings` is set (the paper's tying), and two, with a separate output
+`Dense`, when it is not.
+"""
 
 import math
 
@@ -7,13 +12,16 @@ from keras import ops
 
 
 @keras.saving.register_keras_serializable(package="tfm")
-class SharedEmbedding(keras.layers.Layer):
-    """One `(V, D)` matrix used as the embedding and, transposed, as the output projection.
+class TokenEmbedding(keras.layers.Layer):
+    """A `(V, D)` table of token vectors: ids -> embeddings, and, transposed, hidden states -> logits.
 
     §3.4: "we share the same weight matrix between the two embedding layers and
     the pre-softmax linear transformation ... In the embedding layers, we
-    multiply those weights by sqrt(d_model)." Initialised N(0, D^-0.5) so the
-    scaled embeddings start at unit variance, comparable to the sinusoids.
+    multiply those weights by sqrt(d_model)." `reverse=True` is that pre-softmax
+    use of the same table; whether a model ties its tables is the model's choice
+    (one layer for both embeddings and the projection, or one per use).
+    Initialised N(0, D^-0.5) so the scaled embeddings start at unit variance,
+    comparable to the sinusoids.
 
     Args:
         vocab_size: int. `V`.
@@ -28,7 +36,7 @@ class SharedEmbedding(keras.layers.Layer):
         float `(B, T, D)` embeddings, or float32 `(B, T, V)` logits.
 
     Example:
-        >>> embedding = SharedEmbedding(vocab_size=10, d_model=8)
+        >>> embedding = TokenEmbedding(vocab_size=10, d_model=8)
         >>> x = embedding(ops.array([[4, 5, 0]]))                # (B, T) ids -> (B, T, D), times sqrt(D)
         >>> tuple(x.shape)
         (1, 3, 8)

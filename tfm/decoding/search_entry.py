@@ -3,7 +3,7 @@
     search(model, source_ids, beam_size=4)              # ids in, a SearchResult out (a tf.function body)
     search(model, source_ids, beam_size=1)              # greedy when beam_size == 1
 
-    search_parts.py   SearchResult, length_penalty, validate_beam_size and the shared step helpers
+    search_core.py    SearchResult, length_penalty, validate_beam_size and the steps both searches take
     greedy.py         greedy_search
     beam.py           beam_search
 
@@ -17,12 +17,15 @@ Every search returns that score, greedy (beam 1) included, with the `alpha` it i
 
 How it runs:
 
-- Incremental decoding. The Transformer encodes the source once, projects the
-  encoder output to every decoder layer's cross-attention keys/values once per
-  sentence, and at step `t` feeds only token `t`; its self-attention keys/values
-  are appended to a cache that grows one position per step (`(keys, values)`
-  pairs, `MultiHeadAttention`), and a sentence's k beams read one copy of the
-  memory. The RNN seq2seq models carry their recurrent state instead.
+- Incremental decoding, through the one interface every model has: `encode` once per
+  sentence, then `decode_step` once per output token, carrying a `DecodingState`
+  (`tfm.models.decoding_state`). The Transformer projects the encoder output to every
+  decoder layer's cross-attention keys/values once (the state's `memory`), and at step
+  `t` feeds only token `t`; its self-attention keys/values are appended to a cache
+  that grows one position per step (`(keys, values)` pairs, `MultiHeadAttention`).
+  The RNN seq2seq models carry their recurrent state instead. The search treats every
+  state alike: `memory` and `memory_mask` keep one row per sentence (a sentence's k
+  beams read one copy), `cache` gets one row per beam and is reordered with the beams.
 - Dynamic shapes (the default): a sentence leaves the batch as soon as its search
   is decided (`tfm.decoding.batch_state`), so later steps compute only the
   sentences still being translated. Under XLA (`jit_compile=True`) and without a
@@ -35,7 +38,7 @@ How it runs:
   than the model accepts (`TransformerConfig.max_length` tokens) are truncated,
   and `T_max` never exceeds the model's position table.
 - Ranking: only the 2k best tokens of each beam can be among the 2k best
-  continuations, so those k * 2k candidates are ranked (`_best_tokens`, with a
+  continuations, so those k * 2k candidates are ranked (`best_tokens`, with a
   two-pass top-k: TensorFlow's CPU top-k over a 10k vocabulary costs as much as
   the output projection).
 - Never generated: PAD and START (their logits are masked before the softmax), nor
@@ -47,7 +50,7 @@ How it runs:
   sentence once no alive hypothesis can beat its worst finished one, even with
   the most favourable length penalty still reachable.
 
-`use_cache=False` recomputes the decoder over the whole prefix at every step
+`use_cache=False` runs the whole model on the source and the prefix at every step
 (the TensorFlow tutorial's way); it exists for the cached == uncached test and
 the speed benchmark (`benchmarks/decoding_speed.py`), and runs in graph mode only.
 
@@ -55,20 +58,22 @@ The models are seen through `tfm.decoding.decodable` (start / step); text in,
 text out is `tfm.decoding.translator`.
 """
 
-from tfm.decoding.decodable import as_decodable
 from tfm.decoding.beam import beam_search
+from tfm.decoding.decodable import as_decodable
 from tfm.decoding.greedy import greedy_search
-from tfm.decoding.search_core import NEG_INF, SearchResult, validate_beam_size, length_penalty
+from tfm.decoding.search_core import NEG_INF, SearchResult, length_penalty, validate_beam_size
 
 __all__ = ["NEG_INF", "SearchResult", "beam_search", "validate_beam_size", "greedy_search", "length_penalty", "search"]
 
 
 def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True, return_all=False,
            static_shapes=None, constraint=None):
-    """`greedy_search` when `beam_size == 1`, else `beam_search`: a `SearchResult` either way.
+    """`greedy_search` when `beam_size == 1`, else `beam_search`: a `SearchResult` either way (§6.1).
 
-    The arguments are `beam_search`'s. With `beam_size == 1` the one hypothesis is decided
-    as soon as it ends, so `return_all` asks for nothing more (`all_sequences` has `k = 1`).
+    Args:
+        model, source_ids, beam_size, alpha, max_extra_length, use_cache, return_all, static_shapes,
+        constraint: `beam_search`'s. With `beam_size == 1` the one hypothesis is decided as soon as it
+            ends, so `return_all` asks for nothing more (`all_sequences` has `k = 1`).
 
     Example:
         >>> import tensorflow as tf

@@ -1,0 +1,33 @@
+"""The run folder: what `tfm train` writes and every later command reads, shared by training and inference
+(so inference never imports training).
+
+    folder.py    the files of a run (config.json, tokenizer/, checkpoints/, history.csv), its lock, and
+                 `load_run`: a run's model, tokenizer and record, ready to translate
+    atomic.py    writes that land whole or not at all (temporary sibling, fsync, rename), and their errors
+    history.csv  `history.py`: one row per epoch, read and written here
+    resume.py    where an interrupted run stands, and its backup
+    example.py   `write_example_run`: a small run folder made without training, for examples and tests
+
+Names are imported on first use (PEP 562): `import tfm.runs` starts no TensorFlow.
+
+Example:
+    >>> import tfm.runs
+    >>> tfm.runs.CONFIG_FILE, tfm.runs.HISTORY_FILE
+    ('config.json', 'history.csv')
+"""
+
+from tfm._lazy import lazy_attributes as _lazy_attributes
+
+_EXPORTS = {
+    **dict.fromkeys(("AVERAGED", "CONFIG_FILE", "CHECKPOINT_DIR", "TOKENIZER_DIR", "RunInUseError",
+                     "config_differences", "data_config_from_info", "epoch_checkpoints", "latest_checkpoint",
+                     "load_run", "load_tokenizer", "load_weights", "lock_run", "read_run_config",
+                     "resolve_checkpoint", "run_record"), "tfm.runs.folder"),
+    **dict.fromkeys(("HISTORY_COLUMNS", "HISTORY_FILE", "format_history", "read_history"), "tfm.runs.history"),
+    **dict.fromkeys(("WriteError", "cause", "save_weights", "write_atomic", "write_json_atomic"), "tfm.runs.atomic"),
+}
+_SUBMODULES = ("atomic", "example", "folder", "history", "resume")
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = _lazy_attributes(__name__, _EXPORTS, _SUBMODULES)
