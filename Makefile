@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench bench-deps clean-notebooks venv course docs
+.PHONY: demo test test-fast bench bench-deps clean-notebooks venv course docs korean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ $(BENCH_DEPS): | $(STAMP)
 # `make course NOTEBOOKS="05 09"` redoes some; tests/test_course.py checks the copies against notebooks/.
 course: $(STAMP)
 	$(PY) tools/make_course.py $(NOTEBOOKS)
+
+# The Korean edition's executed copies (docs/course/ko/): the English copies' outputs with notebooks/ko/'s
+# markdown, no execution; refused while a translation is stale (`python tools/korean.py check` says which).
+korean: $(STAMP)
+	$(PY) tools/korean.py build
 
 # The documentation website -> site/ (open site/index.html, or `python -m http.server -d site`): the README,
 # the executed course of docs/course/ as it is (never re-run), the guides, results and the API reference.

@@ -24,6 +24,8 @@ def _doctest_globals(request):
     import tensorflow as tf
     from keras import ops
 
+    # The exercises' examples print English; a reader's TFM_LANG=ko (tfm.exercises) must not change them.
+    request.getfixturevalue("monkeypatch").delenv("TFM_LANG", raising=False)
     namespace = request.getfixturevalue("doctest_namespace")
     namespace.update(tf=tf, np=np, keras=keras, ops=ops, tempfile=tempfile, os=os)
     keras.config.set_dtype_policy("float32")

@@ -1,7 +1,9 @@
 """tfm.exercises: every checker accepts its reference solution (notebooks/solutions/) and rejects typical mistakes,
-saying in one sentence what is wrong."""
+saying in one sentence what is wrong, in English or in Korean (`lang=`, `$TFM_LANG`) with the same verdict."""
 
+import inspect
 import pathlib
+import re
 import runpy
 from collections import Counter
 
@@ -28,11 +30,18 @@ def _load_solutions():
 
 
 SOLUTIONS = _load_solutions()
+HANGUL = re.compile("[\uac00-\ud7a3]")
 
 
-def _verdict(capsys, checker, fn):
-    """Run a checker; return (verdict, the sentence it printed)."""
-    result = getattr(exercises, f"check_{checker}")(fn)
+@pytest.fixture(autouse=True)
+def _english_unless_asked(monkeypatch):
+    """A `TFM_LANG` exported in the shell running the tests must not turn the English sentences Korean."""
+    monkeypatch.delenv("TFM_LANG", raising=False)
+
+
+def _verdict(capsys, checker, fn, **lang):
+    """Run a checker (with `lang=` when given); return (verdict, the sentence it printed)."""
+    result = getattr(exercises, f"check_{checker}")(fn, **lang)
     out = capsys.readouterr().out.strip()
     assert isinstance(result, bool)
     assert out and "\n" not in out, f"expected one line, got {out!r}"
@@ -459,3 +468,107 @@ def test_a_failure_on_tfms_side_is_one_sentence_not_a_traceback(capsys, monkeypa
     monkeypatch.setattr(exercises.decoding, "clipped_precision_reference", lambda *args: 1 / 0)
     ok, sentence = _verdict(capsys, "clipped_precision", SOLUTIONS["clipped_precision"])
     assert not ok and "could not compute tfm's reference (ZeroDivisionError" in sentence
+
+
+# ---------------------------------------------------------------------------
+# The Korean edition: the same checks, the same verdicts, the sentence in Korean
+# ---------------------------------------------------------------------------
+def _numbers(sentence):
+    """The numbers a sentence quotes (shapes, indices, values, counts): the same checks quote the same ones."""
+    return sorted(re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", sentence))
+
+
+def _both_languages(capsys, name, fn):
+    """The verdict and sentence in English and in Korean; checks what must hold between the two."""
+    ok_en, english = _verdict(capsys, name, fn, lang="en")
+    ok_ko, korean = _verdict(capsys, name, fn, lang="ko")
+    assert ok_en == ok_ko, (english, korean)
+    assert HANGUL.search(korean), korean
+    assert not HANGUL.search(english), english
+    assert _numbers(english) == _numbers(korean), (english, korean)
+    # The English sentences' own words (not the reader's data or tfm's names) never reach a Korean one.
+    assert not re.search(r"correct:|not done yet| raised |needs a function|could not|should be|expected|, got|"
+                         r"wrong shape| at index |not a number|^On ", korean), korean
+    return ok_ko, english, korean
+
+
+def test_every_checker_takes_lang_keyword_only_defaulting_to_the_environment():
+    for name in EXERCISES:
+        parameter = inspect.signature(getattr(exercises, f"check_{name}")).parameters["lang"]
+        assert parameter.kind is inspect.Parameter.KEYWORD_ONLY and parameter.default is None, name
+        assert "lang:" in getattr(exercises, f"check_{name}").__doc__, name
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_the_reference_solutions_are_accepted_in_korean(capsys, name):
+    ok, english, korean = _both_languages(capsys, name, SOLUTIONS[name])
+    assert ok, korean
+    assert english.startswith("correct:") and korean.startswith("정답입니다:"), korean
+
+
+@pytest.mark.parametrize("name, mistake, said", MISTAKES, ids=[m[1].__name__ for m in MISTAKES])
+def test_a_typical_mistake_is_rejected_in_korean_at_the_same_place(capsys, name, mistake, said):
+    ok, english, korean = _both_languages(capsys, name, mistake)
+    assert not ok, korean
+    assert english == _verdict(capsys, name, mistake)[1]  # lang="en" is the default's sentence
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_a_stub_is_not_done_yet_in_korean(capsys, name):
+    def my_stub(*args, **kwargs):
+        raise NotImplementedError("write me")
+
+    ok, _, korean = _both_languages(capsys, name, my_stub)
+    assert not ok
+    assert korean.startswith("아직 작성하지 않았습니다:") and "my_stub" in korean and "NotImplementedError" in korean
+
+
+def test_the_shared_sentences_are_korean_too(capsys, monkeypatch):
+    """A non-function, an exception in the reader's code, a value that is no array, a failure on tfm's side."""
+    ok, _, korean = _both_languages(capsys, "causal_mask", np.ones((2, 2)))
+    assert not ok and korean == "check_causal_mask에는 함수를 넘겨야 하는데 ndarray 값을 받았습니다."
+    ok, _, korean = _both_languages(capsys, "causal_mask", lambda length: 1 / 0)
+    assert not ok and "<lambda> 함수가 ZeroDivisionError 예외를 일으켰습니다 (division by zero)" in korean
+    ok, _, korean = _both_languages(capsys, "causal_mask", lambda length: {"not": "numbers"})
+    assert not ok and "숫자 배열로 읽을 수 없습니다" in korean
+    ok, _, korean = _both_languages(capsys, "causal_mask", lambda length: np.tril(np.ones((length, length + 1))))
+    assert not ok and korean == "length=1에서 마스크의 shape이 틀렸습니다: (1, 1)이어야 하는데 (1, 2)입니다."
+    monkeypatch.setattr(exercises.decoding, "clipped_precision_reference", lambda *args: 1 / 0)
+    ok, _, korean = _both_languages(capsys, "clipped_precision", SOLUTIONS["clipped_precision"])
+    assert not ok and "tfm의 기준값을 계산하지 못했습니다 (ZeroDivisionError" in korean
+
+
+def test_tfm_lang_sets_the_default_and_lang_overrides_it(capsys, monkeypatch):
+    monkeypatch.setenv("TFM_LANG", "ko")
+    for name in EXERCISES:
+        ok, sentence = _verdict(capsys, name, SOLUTIONS[name])
+        assert ok and sentence.startswith("정답입니다:"), sentence
+    ok, sentence = _verdict(capsys, "causal_mask", causal_transposed, lang="en")
+    assert not ok and sentence == "On length=2, the mask at index [0, 1] should be False, got True."
+    monkeypatch.setenv("TFM_LANG", "en")
+    assert _verdict(capsys, "causal_mask", causal_transposed)[1].startswith("On length=2")
+    monkeypatch.setenv("TFM_LANG", "")  # set but empty reads as unset: English
+    assert _verdict(capsys, "causal_mask", causal_transposed)[1].startswith("On length=2")
+
+
+@pytest.mark.parametrize("name", EXERCISES)
+def test_an_unknown_language_is_refused(capsys, monkeypatch, name):
+    checker = getattr(exercises, f"check_{name}")
+    for bad in ("fr", "KO", "korean", 1):
+        with pytest.raises(ValueError, match=re.escape(f"lang={bad!r}") + ".*'en' or 'ko'"):
+            checker(SOLUTIONS[name], lang=bad)
+    monkeypatch.setenv("TFM_LANG", "de")
+    with pytest.raises(ValueError, match=re.escape("$TFM_LANG='de'") + ".*'en' or 'ko'"):
+        checker(SOLUTIONS[name])
+    assert capsys.readouterr().out == ""  # refused before anything is judged or printed
+
+
+def test_a_sentence_table_must_have_the_same_keys_and_fields_in_every_language():
+    Messages = exercises.checking.Messages
+    with pytest.raises(ValueError, match=re.escape("missing ['b']")):
+        Messages(en={"a": "x", "b": "y"}, ko={"a": "엑스"})
+    fields = "the 'ko' template of 'a' takes the fields ['m'], the English one ['n']"
+    with pytest.raises(ValueError, match=re.escape(fields)):
+        Messages(en={"a": "{n} inputs"}, ko={"a": "입력 {m}개"})
+    with pytest.raises(ValueError, match="one table per language"):
+        Messages(en={"a": "x"})

@@ -291,3 +291,50 @@ def test_searching_label_smoothing_lands_on_notebook_07(browser):
     result.click()
     page.wait_for_url(re.compile(r".*/course/07_training_recipe\.html.*"), timeout=20_000)
     assert "label smoothing" in page.inner_text("article").lower()
+
+
+# --- The Korean edition (한국어판) ------------------------------------------------------------------------
+
+KOREAN_COPIES = docs_site.copies(ROOT / "docs" / docs_site.KOREAN_COURSE)
+
+
+@pytest.mark.parametrize("path", KOREAN_COPIES, ids=[p.name for p in KOREAN_COPIES])
+def test_each_korean_notebook_page_is_korean_and_links_its_english_page(site, path):
+    page = site / docs_site.KOREAN_COURSE / (path.stem + ".html")
+    assert page.is_file(), f"no page for docs/course/ko/{path.name}"
+    text = page.read_text(encoding="utf-8")
+    assert '<html lang="ko"' in text and "원본 노트북 열기" in text
+    assert (site / docs_site.KOREAN_SOURCE_DIR / path.name).read_bytes() == \
+        (ROOT / "notebooks" / "ko" / path.name).read_bytes()
+    hrefs = {url for _, _, url, _ in parse(page).refs}
+    assert f"../{path.stem}.html" in hrefs, "no link to the English page"
+    english = site / "course" / (path.stem + ".html")
+    assert f"ko/{path.stem}.html" in {url for _, _, url, _ in parse(english).refs}, "no link to the Korean page"
+
+
+def test_every_page_has_the_language_switch(site):
+    missing = [str(p.relative_to(site)) for p in pages(site)
+               if p.name != "404.html" and 'hreflang="ko"' not in p.read_text(encoding="utf-8")]
+    assert not missing, missing[:10]
+
+
+def test_the_search_index_holds_the_korean_pages(site):
+    docs = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert "ko" in docs["config"]["lang"]
+    korean = [d["location"] for d in docs["docs"] if re.search("[\uac00-\ud7a3]", d["title"] + d["text"])]
+    assert any(location.startswith("course/ko/") for location in korean)
+    assert any(location.startswith("ko/glossary.html") for location in korean)
+
+
+def test_a_hangul_search_lands_on_a_korean_course_page(browser):
+    page, base = browser
+    page.goto(base + "ko/index.html", wait_until="networkidle")
+    page.wait_for_function("""() => { const meta = document.querySelector('.md-search-result__meta');
+        return meta && meta.textContent && !/initializing/i.test(meta.textContent) }""", timeout=120_000)
+    page.focus("input.md-search__input")
+    page.locator("input.md-search__input").press_sequentially("인코더")
+    result = page.locator("a.md-search-result__link[href*='course/ko/']").first
+    result.wait_for(timeout=30_000)
+    result.click()
+    page.wait_for_url(re.compile(r".*/course/ko/\d\d_\w+\.html.*"), timeout=20_000)
+    assert "인코더" in page.inner_text("article")

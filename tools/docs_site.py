@@ -35,6 +35,9 @@ COURSE_DIR = DOCS / "course"
 NOTEBOOK_DIR = ROOT / "notebooks"
 COURSE_INDEX = COURSE_DIR / "index.md"
 SOURCE_DIR = "course/source"  # where the source notebooks go in the site
+# The Korean edition (tools/korean.py): its executed copies in docs/course/ko/, its notebooks in notebooks/ko/.
+KOREAN_COURSE = "course/ko"
+KOREAN_SOURCE_DIR = "course/ko/source"
 MATHJAX_DIR = "assets/mathjax"
 MATHJAX_CONFIG = "assets/mathjax-config.js"
 TABLE_START, TABLE_END = "<!-- course-table: written by tools/docs_site.py --course-index -->", "<!-- /course-table -->"
@@ -166,6 +169,10 @@ def on_files(files, config):
         source = NOTEBOOK_DIR / path.name
         if source.is_file():
             files.append(File.generated(config, f"{SOURCE_DIR}/{path.name}", abs_src_path=str(source)))
+    for path in copies(DOCS / KOREAN_COURSE):
+        source = NOTEBOOK_DIR / "ko" / path.name
+        if source.is_file():
+            files.append(File.generated(config, f"{KOREAN_SOURCE_DIR}/{path.name}", abs_src_path=str(source)))
     root = _mathjax_root()
     for path in sorted(root.rglob("*")):
         # The English messages only: MathJax asks for no other localization unless the reader's is set.
@@ -175,29 +182,54 @@ def on_files(files, config):
     return files
 
 
+# The bar's words in each edition.
+_BAR_WORDS = {
+    "en": {"course": "Course: notebook {n} of {total}", "run": "run time {time} (full setting, 2 CPU cores)",
+           "source": "Open the source notebook", "run_it": "outputs cleared; run it with",
+           "other": "한국어", "other_folder": KOREAN_COURSE},
+    "ko": {"course": "강의: {total}개 중 {n}번째 노트북", "run": "실행 시간 {time} (전체 설정, CPU 2코어)",
+           "source": "원본 노트북 열기", "run_it": "출력은 지워져 있습니다. 실행:",
+           "other": "English", "other_folder": "course"},
+}
+
+
+def _edition(src_uri):
+    """`(language, course folder)` of a notebook page: its edition."""
+    folder = str(pathlib.PurePosixPath(src_uri).parent)
+    return ("ko", KOREAN_COURSE) if folder == KOREAN_COURSE else ("en", "course")
+
+
 def _course_bar(page, files, where):
-    """Previous / next, the run time and the source link of a notebook page, as HTML."""
-    names = [p.name for p in copies(DOCS / "course")]
+    """Previous / next, the run time, the source link and the other edition's page of a notebook page, as HTML."""
+    language, folder = _edition(page.file.src_uri)
+    words = _BAR_WORDS[language]
+    names = [p.name for p in copies(DOCS / folder)]
     name = pathlib.PurePosixPath(page.file.src_uri).name
     index = names.index(name)
 
-    def link(src_uri, text):
+    def link(src_uri, text, hreflang=None):
         target = files.get_file_from_path(src_uri)
-        return f'<a href="{html.escape(target.url_relative_to(page.file))}">{text}</a>'
+        lang = f' hreflang="{hreflang}"' if hreflang else ""
+        return f'<a href="{html.escape(target.url_relative_to(page.file))}"{lang}>{text}</a>'
 
     parts = []
     if index > 0:
-        parts.append(link(f"course/{names[index - 1]}", f"← {html.escape(names[index - 1][:-6])}"))
-    parts.append(link("course/index.md", f"Course: notebook {index + 1} of {len(names)}"))
+        parts.append(link(f"{folder}/{names[index - 1]}", f"← {html.escape(names[index - 1][:-6])}"))
+    parts.append(link(f"{folder}/index.md", words["course"].format(n=index + 1, total=len(names))))
     if index + 1 < len(names):
-        parts.append(link(f"course/{names[index + 1]}", f"{html.escape(names[index + 1][:-6])} →"))
+        parts.append(link(f"{folder}/{names[index + 1]}", f"{html.escape(names[index + 1][:-6])} →"))
     if where == "top":
         seconds = record(read_notebook(page.file.abs_src_path)).get("seconds")
         if seconds is not None:
-            parts.append(f"run time {run_time(seconds)} (full setting, 2 CPU cores)")
-        parts.append(link(f"{SOURCE_DIR}/{name}", "Open the source notebook")
-                     + f" (outputs cleared; run it with <code>jupyter lab notebooks/{html.escape(name)}</code>)")
-    return f'<nav class="tfm-course-bar tfm-course-{where}">' + " · ".join(parts) + "</nav>"
+            parts.append(words["run"].format(time=run_time(seconds)))
+        source_dir, notebook_dir = (SOURCE_DIR, "notebooks") if language == "en" else (KOREAN_SOURCE_DIR,
+                                                                                        "notebooks/ko")
+        parts.append(link(f"{source_dir}/{name}", words["source"])
+                     + f" ({words['run_it']} <code>jupyter lab {notebook_dir}/{html.escape(name)}</code>)")
+        other = f"{words['other_folder']}/{name}"
+        if files.get_file_from_path(other) is not None:
+            parts.append(link(other, words["other"], hreflang="en" if language == "ko" else "ko"))
+    return f'<nav class="tfm-course-bar tfm-course-{where}" lang="{language}">' + " · ".join(parts) + "</nav>"
 
 
 def _toc_to_heading_ids(toc, content):
@@ -222,6 +254,37 @@ def _toc_to_heading_ids(toc, content):
     walk(toc)
 
 
+_HEADING = re.compile(r'<h([1-6])([^>]*?)\sid="([^"]*)"([^>]*)>(.*?)</h\1>', re.DOTALL)
+
+
+def _fill_heading_ids(content):
+    """Gives every heading of a notebook page a non-empty id of its own.
+
+    nbconvert makes a heading's id from its ASCII letters only, so a Korean heading ("## 요약") gets `id=""`
+    and the contents' entry for it points nowhere. Such headings get a Unicode slug of their text (as MkDocs'
+    own pages would), numbered when it repeats; ids that were fine are kept, so links into a page still work.
+    """
+    from markdown.extensions.toc import slugify_unicode
+
+    seen = set(re.findall(r'\sid="([^"]+)"', content))
+
+    def fill(match):
+        level, before, ident, after, inner = match.groups()
+        if ident:
+            return match.group(0)
+        words = re.sub(r"<[^>]+>", "", inner).replace("¶", "").strip()
+        base = slugify_unicode(words, "-") or f"section-{level}"
+        ident, number = base, 1
+        while ident in seen:
+            number += 1
+            ident = f"{base}-{number}"
+        seen.add(ident)
+        inner = inner.replace('class="anchor-link" href="#"', f'class="anchor-link" href="#{ident}"')
+        return f'<h{level}{before} id="{ident}"{after}>{inner}</h{level}>'
+
+    return _HEADING.sub(fill, content)
+
+
 _SCRIPT = re.compile(r"<script\b[^>]*>.*?</script>", re.DOTALL)
 
 
@@ -233,9 +296,13 @@ def _without_remote_scripts(content):
 
 def on_page_content(content, page, config, files):
     src = page.file.src_uri
-    if src.startswith("course/") and NOTEBOOK_NAME.match(pathlib.PurePosixPath(src).name):
+    if src.startswith("course/") and NOTEBOOK_NAME.match(pathlib.PurePosixPath(src).name) \
+            and str(pathlib.PurePosixPath(src).parent) in ("course", KOREAN_COURSE):
+        content = _fill_heading_ids(content)
         _toc_to_heading_ids(page.toc, content)
         content = _without_remote_scripts(content)
+        if src.startswith(f"{KOREAN_COURSE}/"):  # one folder deeper than mkdocs-jupyter's MathJax URL assumes
+            content = content.replace('src="../assets/mathjax/', 'src="../../assets/mathjax/')
         return _course_bar(page, files, "top") + content + _course_bar(page, files, "bottom")
     return content
 
@@ -245,7 +312,10 @@ def on_post_page(output, page, config):
     from mkdocs.utils import get_relative_url
 
     script = f'<script src="{get_relative_url(MATHJAX_CONFIG, page.url)}"></script>'
-    return output.replace("</head>", script + "\n</head>", 1)
+    output = output.replace("</head>", script + "\n</head>", 1)
+    if page.file.src_uri.startswith(("ko/", f"{KOREAN_COURSE}/")):  # the Korean edition's pages are Korean
+        output = re.sub(r'<html lang="[^"]*"', '<html lang="ko"', output, count=1)
+    return output
 
 
 def on_post_template(output, template_name, config):

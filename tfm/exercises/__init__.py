@@ -3,9 +3,9 @@
 Each checker calls the reader's function on random and edge-case inputs (masks, padding,
 batch 1, half precision where it applies), compares it with tfm's own implementation, prints
 ONE sentence (what is wrong: which input, the first mismatching index, expected vs got shape
-or value; or that it is correct) and returns True or False. It never raises: a stub that still
-raises `NotImplementedError` prints "not done yet: ..." and returns False, so that a notebook
-runs top to bottom before the reader has written anything.
+or value; or that it is correct) and returns True or False. It never raises on the reader's account:
+a stub that still raises `NotImplementedError` prints "not done yet: ..." and returns False, so that
+a notebook runs top to bottom before the reader has written anything.
 
     from tfm.exercises import check_causal_mask
     check_causal_mask(my_causal_mask)        # prints one sentence, returns True or False
@@ -29,7 +29,41 @@ reads. Reference solutions: `notebooks/solutions/`.
 | `check_linearize_tree`               | a tree as a token sequence                  | §6.3           |
 
 The checkers live by topic (`attention`, `training`, `decoding`, `parsing`; what they share in
-`checking`: `run_checker`, `call_checked`, `compare`, `Mismatch`, ...); every one is importable from here.
+`checking`: `run_checker`, `call_checked`, `compare`, `Mismatch`, `Messages`, `validate_language`, ...);
+every one is importable from here. Each checker keeps its sentences in one `Messages` table beside it,
+English and Korean templates under the same keys.
+
+The sentence's language: every checker takes `lang="en"` or `lang="ko"` (the Korean edition, 한국어판,
+in the glossary's terms: docs/ko/glossary.md). Left out (None), it is the environment variable
+`TFM_LANG` ("en" or "ko"), else English: the Korean notebooks (notebooks/ko/) have the English code
+cells byte for byte, so a Korean reader sets the variable once instead of editing every call:
+
+    TFM_LANG=ko .venv/bin/jupyter lab notebooks/ko/
+
+The language changes only the words: the same inputs are checked and the verdict is the same. Any
+other language raises `ValueError` naming the value and the choices (`$TFM_LANG` included).
+
+Example:
+    >>> import os
+    >>> from unittest import mock
+    >>> import numpy as np
+    >>> from tfm.exercises import check_causal_mask
+    >>> def causal_mask(length):
+    ...     return np.triu(np.ones((length, length), bool))     # the future instead of the past
+    >>> check_causal_mask(causal_mask, lang="en")
+    On length=2, the mask at index [0, 1] should be False, got True.
+    False
+    >>> check_causal_mask(causal_mask, lang="ko")
+    length=2에서 마스크의 인덱스 [0, 1] 값은 False이어야 하는데 True입니다.
+    False
+    >>> with mock.patch.dict(os.environ, {"TFM_LANG": "ko"}):   # as after `export TFM_LANG=ko`
+    ...     check_causal_mask(lambda length: np.tril(np.ones((length, length), bool)))
+    정답입니다: <lambda> 함수가 길이 1, 2, 5 모두에서 tfm.layers.masks.causal_mask 결과와 일치합니다.
+    True
+    >>> check_causal_mask(causal_mask, lang="fr")
+    Traceback (most recent call last):
+    ...
+    ValueError: lang='fr' is not a language of tfm.exercises; choose 'en' or 'ko' (None reads $TFM_LANG)
 """
 
 from tfm.exercises.attention import (

@@ -5,6 +5,7 @@ import numpy as np
 from keras import ops
 
 from tfm.exercises.checking import (
+    Messages,
     Mismatch,
     as_array,
     call_checked,
@@ -14,6 +15,7 @@ from tfm.exercises.checking import (
     run_checker,
     seeded_rng,
     shape_text,
+    validate_language,
 )
 
 
@@ -31,7 +33,25 @@ def _score_layer(score, query, key, kernels, units=None):
     return ops.convert_to_numpy(layer(q32, k32))
 
 
-def check_additive_score(fn):
+_ADDITIVE_SCORE = Messages(
+    en={
+        "random": "random query {q}, key {k}, U={u}",
+        "single": "batch 1, one query and one key, query {q}, key {k}, U={u}",
+        "float16": "float16 query {q}, key {k}, U={u}",
+        "score": "the score",
+        "correct": "correct: {fn} matches tfm's additive AttentionScore on {n} inputs",
+    },
+    ko={
+        "random": "무작위 쿼리 {q}, 키 {k}, U={u}",
+        "single": "배치 1, 쿼리 하나와 키 하나, 쿼리 {q}, 키 {k}, U={u}",
+        "float16": "float16 쿼리 {q}, 키 {k}, U={u}",
+        "score": "스코어",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm의 additive AttentionScore 결과와 일치합니다",
+    },
+)
+
+
+def check_additive_score(fn, *, lang=None):
     """Bahdanau's additive (concat) score `e_ts = v^T tanh(W1 q_t + W2 k_s)` (Bahdanau et al., 2015, §A.1.2).
 
     Contract: `fn(query, key, w1, w2, v) -> scores`
@@ -45,9 +65,13 @@ def check_additive_score(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> def additive_score(query, key, w1, w2, v):        # float32 whatever comes in: float16 would round
@@ -57,6 +81,8 @@ def check_additive_score(fn):
         correct: additive_score matches tfm's additive AttentionScore on 3 inputs.
         True
     """
+    lang = validate_language(lang)
+    say = _ADDITIVE_SCORE.sentences(lang)
     rng = seeded_rng()
 
     def case(b, t, s, dq, dk, u, dtype="float32", scale=1.0):
@@ -70,20 +96,39 @@ def check_additive_score(fn):
 
     def body():
         cases = [
-            (f"random query {shape_text(2, 3, 5)}, key {shape_text(2, 4, 6)}, U=7", case(2, 3, 4, 5, 6, 7), 1e-4),
-            (f"batch 1, one query and one key, query {shape_text(1, 1, 3)}, key {shape_text(1, 1, 2)}, U=4",
-             case(1, 1, 1, 3, 2, 4), 1e-4),
-            (f"float16 query {shape_text(2, 2, 4)}, key {shape_text(2, 5, 4)}, U=3",
+            (say("random", q=shape_text(2, 3, 5), k=shape_text(2, 4, 6), u=7), case(2, 3, 4, 5, 6, 7), 1e-4),
+            (say("single", q=shape_text(1, 1, 3), k=shape_text(1, 1, 2), u=4), case(1, 1, 1, 3, 2, 4), 1e-4),
+            (say("float16", q=shape_text(2, 2, 4), k=shape_text(2, 5, 4), u=3),
              case(2, 2, 5, 4, 4, 3, "float16"), 2e-2),
         ]
         for label, (args, expected), tol in cases:
-            compare(call_checked(fn, label, *args), expected, label, "the score", rtol=tol, atol=tol)
-        return f"correct: {function_name(fn)} matches tfm's additive AttentionScore on {len(cases)} inputs"
+            compare(call_checked(fn, label, *args), expected, label, say("score"), rtol=tol, atol=tol)
+        return say("correct", fn=function_name(fn), n=len(cases))
 
-    return run_checker("check_additive_score", fn, body)
+    return run_checker("check_additive_score", fn, body, lang)
 
 
-def check_general_score(fn):
+_GENERAL_SCORE = Messages(
+    en={
+        "random": "random query {q}, key {k}, w {w}",
+        "square": "square w {w}, query {q}, key {k}",
+        "one_key": "batch 1 with one key, query {q}, key {k}",
+        "float16": "float16 query {q}, key {k}",
+        "score": "the score",
+        "correct": "correct: {fn} matches tfm's general AttentionScore on {n} inputs",
+    },
+    ko={
+        "random": "무작위 쿼리 {q}, 키 {k}, w {w}",
+        "square": "정사각 행렬 w {w}, 쿼리 {q}, 키 {k}",
+        "one_key": "배치 1, 키 하나, 쿼리 {q}, 키 {k}",
+        "float16": "float16 쿼리 {q}, 키 {k}",
+        "score": "스코어",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm의 general AttentionScore 결과와 일치합니다",
+    },
+)
+
+
+def check_general_score(fn, *, lang=None):
     """Luong's general (bilinear) score `e_ts = q_t^T W k_s` (Luong et al., 2015, §3.1, eq. 8).
 
     Contract: `fn(query, key, w) -> scores`
@@ -95,15 +140,21 @@ def check_general_score(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> check_general_score(lambda query, key, w: query @ w @ np.swapaxes(key, -1, -2))   # (B, T, S)
         correct: <lambda> matches tfm's general AttentionScore on 4 inputs.
         True
     """
+    lang = validate_language(lang)
+    say = _GENERAL_SCORE.sentences(lang)
     rng = seeded_rng()
 
     def case(b, t, s, dq, dk, dtype="float32"):
@@ -115,25 +166,54 @@ def check_general_score(fn):
 
     def body():
         cases = [
-            (f"random query {shape_text(2, 3, 5)}, key {shape_text(2, 4, 6)}, w {shape_text(5, 6)}",
+            (say("random", q=shape_text(2, 3, 5), k=shape_text(2, 4, 6), w=shape_text(5, 6)),
              case(2, 3, 4, 5, 6), 1e-4),
-            (f"square w {shape_text(4, 4)}, query {shape_text(2, 3, 4)}, key {shape_text(2, 5, 4)}",
+            (say("square", w=shape_text(4, 4), q=shape_text(2, 3, 4), k=shape_text(2, 5, 4)),
              case(2, 3, 5, 4, 4), 1e-4),
-            (f"batch 1 with one key, query {shape_text(1, 2, 3)}, key {shape_text(1, 1, 2)}",
-             case(1, 2, 1, 3, 2), 1e-4),
-            (f"float16 query {shape_text(2, 2, 4)}, key {shape_text(2, 3, 4)}", case(2, 2, 3, 4, 4, "float16"), 3e-2),
+            (say("one_key", q=shape_text(1, 2, 3), k=shape_text(1, 1, 2)), case(1, 2, 1, 3, 2), 1e-4),
+            (say("float16", q=shape_text(2, 2, 4), k=shape_text(2, 3, 4)), case(2, 2, 3, 4, 4, "float16"), 3e-2),
         ]
         for label, (args, expected), tol in cases:
-            compare(call_checked(fn, label, *args), expected, label, "the score", rtol=tol, atol=tol)
-        return f"correct: {function_name(fn)} matches tfm's general AttentionScore on {len(cases)} inputs"
+            compare(call_checked(fn, label, *args), expected, label, say("score"), rtol=tol, atol=tol)
+        return say("correct", fn=function_name(fn), n=len(cases))
 
-    return run_checker("check_general_score", fn, body)
+    return run_checker("check_general_score", fn, body, lang)
 
 
 # ---------------------------------------------------------------------------
 # 3. Scaled dot-product attention (notebook 04)
 # ---------------------------------------------------------------------------
-def check_scaled_dot_product_attention(fn):
+_SCALED_DOT_PRODUCT_ATTENTION = Messages(
+    en={
+        "no_mask": "query {q}, key {k}, value {v}, no mask",
+        "padding": "query {q}, key {k}, value {v}, padding mask {m} (sentence 1 has 2 real keys)",
+        "causal": "causal mask {m}, query {q}, value {v}",
+        "heads": "batch 1 with 2 heads, query {q}, key {k}, mask {m}",
+        "float16": "float16 inputs with large logits, query {q}, padding mask {m}",
+        "bfloat16": "bfloat16 inputs, query {q}, padding mask {m}",
+        "not_pair": "on {label}, expected a pair (output, weights), got {type}{length}",
+        "length": " of length {n}",
+        "weights": "the weights",
+        "output": "the output",
+        "correct": "correct: {fn} matches tfm.scaled_dot_product_attention on {n} inputs",
+    },
+    ko={
+        "no_mask": "쿼리 {q}, 키 {k}, 값 {v}, 마스크 없음",
+        "padding": "쿼리 {q}, 키 {k}, 값 {v}, 패딩 마스크 {m} (문장 1의 실제 키는 2개)",
+        "causal": "인과 마스크 {m}, 쿼리 {q}, 값 {v}",
+        "heads": "배치 1, 헤드 2개, 쿼리 {q}, 키 {k}, 마스크 {m}",
+        "float16": "logit이 큰 float16 입력, 쿼리 {q}, 패딩 마스크 {m}",
+        "bfloat16": "bfloat16 입력, 쿼리 {q}, 패딩 마스크 {m}",
+        "not_pair": "{label}에서 (output, weights) 한 쌍을 돌려주어야 하는데 받은 값은 {type}{length}입니다",
+        "length": " (길이 {n})",
+        "weights": "어텐션 가중치",
+        "output": "출력",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm.scaled_dot_product_attention 결과와 일치합니다",
+    },
+)
+
+
+def check_scaled_dot_product_attention(fn, *, lang=None):
     """Eq. 1, `softmax(Q K^T / sqrt(d_k)) V`, with a boolean mask (Vaswani et al., 2017, §3.2.1).
 
     Contract: `fn(query, key, value, mask=None) -> (output, weights)`
@@ -148,9 +228,13 @@ def check_scaled_dot_product_attention(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> def scaled_dot_product_attention(query, key, value, mask=None):
@@ -163,6 +247,8 @@ def check_scaled_dot_product_attention(fn):
 
     from tfm.layers.scaled_dot_product_attention import scaled_dot_product_attention
 
+    lang = validate_language(lang)
+    say = _SCALED_DOT_PRODUCT_ATTENTION.sentences(lang)
     rng = seeded_rng()
 
     def case(lead, t, s, dk, dv, mask=None, dtype="float32", scale=1.0):
@@ -178,38 +264,50 @@ def check_scaled_dot_product_attention(fn):
     causal = np.tril(np.ones((4, 4), bool))  # (T, S)
 
     def body():
+        qkv = {"q": shape_text(2, 3, 8), "k": shape_text(2, 4, 8), "v": shape_text(2, 4, 5)}
         cases = [
-            (f"query {shape_text(2, 3, 8)}, key {shape_text(2, 4, 8)}, value {shape_text(2, 4, 5)}, no mask",
-             case((2,), 3, 4, 8, 5), 1e-4),
-            (f"query {shape_text(2, 3, 8)}, key {shape_text(2, 4, 8)}, value {shape_text(2, 4, 5)}, padding mask "
-             f"{shape_text(2, 1, 4)} (sentence 1 has 2 real keys)", case((2,), 3, 4, 8, 5, padding), 1e-4),
-            (f"causal mask {shape_text(4, 4)}, query {shape_text(2, 4, 6)}, value {shape_text(2, 4, 3)}",
+            (say("no_mask", **qkv), case((2,), 3, 4, 8, 5), 1e-4),
+            (say("padding", **qkv, m=shape_text(2, 1, 4)), case((2,), 3, 4, 8, 5, padding), 1e-4),
+            (say("causal", m=shape_text(4, 4), q=shape_text(2, 4, 6), v=shape_text(2, 4, 3)),
              case((2,), 4, 4, 6, 3, causal), 1e-4),
-            (f"batch 1 with 2 heads, query {shape_text(1, 2, 3, 4)}, key {shape_text(1, 2, 5, 4)}, "
-             f"mask {shape_text(1, 1, 1, 5)}",
+            (say("heads", q=shape_text(1, 2, 3, 4), k=shape_text(1, 2, 5, 4), m=shape_text(1, 1, 1, 5)),
              case((1, 2), 3, 5, 4, 4, np.array([True, True, True, False, False])[None, None, None, :]), 1e-4),
-            (f"float16 inputs with large logits, query {shape_text(2, 3, 16)}, padding mask {shape_text(2, 1, 4)}",
+            (say("float16", q=shape_text(2, 3, 16), m=shape_text(2, 1, 4)),
              case((2,), 3, 4, 16, 4, padding, "float16", scale=3.0), 2e-2),
-            (f"bfloat16 inputs, query {shape_text(2, 3, 8)}, padding mask {shape_text(2, 1, 4)}",
+            (say("bfloat16", q=shape_text(2, 3, 8), m=shape_text(2, 1, 4)),
              case((2,), 3, 4, 8, 4, padding, ml_dtypes.bfloat16), 4e-2),
         ]
         for label, ((q, k, v, mask), (output, weights)), tol in cases:
             kwargs = {} if mask is None else {"mask": mask}
             result = call_checked(fn, label, q, k, v, **kwargs)
             if not isinstance(result, (tuple, list)) or len(result) != 2:
-                raise Mismatch(f"on {label}, expected a pair (output, weights), got {type(result).__name__}"
-                               + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
-            compare(result[1], weights, label, "the weights", rtol=tol, atol=tol)
-            compare(result[0], output, label, "the output", rtol=tol, atol=tol)
-        return f"correct: {function_name(fn)} matches tfm.scaled_dot_product_attention on {len(cases)} inputs"
+                length = say("length", n=len(result)) if isinstance(result, (tuple, list)) else ""
+                raise Mismatch(say("not_pair", label=label, type=type(result).__name__, length=length))
+            compare(result[1], weights, label, say("weights"), rtol=tol, atol=tol)
+            compare(result[0], output, label, say("output"), rtol=tol, atol=tol)
+        return say("correct", fn=function_name(fn), n=len(cases))
 
-    return run_checker("check_scaled_dot_product_attention", fn, body)
+    return run_checker("check_scaled_dot_product_attention", fn, body, lang)
 
 
 # ---------------------------------------------------------------------------
 # 4. Positional encoding (notebook 05)
 # ---------------------------------------------------------------------------
-def check_positional_encoding(fn):
+_POSITIONAL_ENCODING = Messages(
+    en={
+        "size": "length={length}, depth={depth}",
+        "encoding": "the encoding",
+        "correct": "correct: {fn} matches tfm.positional_encoding for {n} sizes",
+    },
+    ko={
+        "size": "length={length}, depth={depth}",
+        "encoding": "Positional Encoding",
+        "correct": "정답입니다: {fn} 함수가 크기 {n}가지 모두에서 tfm.positional_encoding 결과와 일치합니다",
+    },
+)
+
+
+def check_positional_encoding(fn, *, lang=None):
     """The sinusoidal positional encoding of §3.5, sines and cosines interleaved.
 
     Contract: `fn(length, depth) -> pe`, two Python ints (`depth` even), returning float `(length, depth)` with
@@ -220,9 +318,13 @@ def check_positional_encoding(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> from tfm.layers.positional_encoding import positional_encoding_numpy
@@ -232,21 +334,42 @@ def check_positional_encoding(fn):
     """
     from tfm.layers.positional_encoding import positional_encoding_numpy
 
+    lang = validate_language(lang)
+    say = _POSITIONAL_ENCODING.sentences(lang)
+
     def body():
         sizes = [(1, 4), (3, 2), (50, 16), (20, 128)]
         for length, depth in sizes:
-            label = f"length={length}, depth={depth}"
+            label = say("size", length=length, depth=depth)
             compare(call_checked(fn, label, length, depth), positional_encoding_numpy(length, depth), label,
-                    "the encoding", rtol=1e-4, atol=1e-4)
-        return f"correct: {function_name(fn)} matches tfm.positional_encoding for {len(sizes)} sizes"
+                    say("encoding"), rtol=1e-4, atol=1e-4)
+        return say("correct", fn=function_name(fn), n=len(sizes))
 
-    return run_checker("check_positional_encoding", fn, body)
+    return run_checker("check_positional_encoding", fn, body, lang)
 
 
 # ---------------------------------------------------------------------------
 # 5. Causal mask (notebook 06)
 # ---------------------------------------------------------------------------
-def check_causal_mask(fn):
+_CAUSAL_MASK = Messages(
+    en={
+        "length": "length={length}",
+        "mask": "the mask",
+        "not_boolean": "on {label}, the mask holds values other than True/False (e.g. {value}); return booleans, "
+                       "True = may attend",
+        "correct": "correct: {fn} matches tfm.layers.masks.causal_mask for lengths 1, 2 and 5",
+    },
+    ko={
+        "length": "length={length}",
+        "mask": "마스크",
+        "not_boolean": "{label}에서 마스크에 True/False가 아닌 값이 들어 있습니다 (예: {value}); 불리언을 "
+                       "돌려주십시오 (True = 어텐션할 수 있음)",
+        "correct": "정답입니다: {fn} 함수가 길이 1, 2, 5 모두에서 tfm.layers.masks.causal_mask 결과와 일치합니다",
+    },
+)
+
+
+def check_causal_mask(fn, *, lang=None):
     """The decoder's look-ahead mask (§3.2.3: position t may not attend to later positions).
 
     Contract: `fn(length) -> mask`, bool `(length, length)`, True = may attend: query `i` may attend
@@ -256,9 +379,13 @@ def check_causal_mask(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> check_causal_mask(lambda length: np.tril(np.ones((length, length), bool)))
@@ -270,17 +397,19 @@ def check_causal_mask(fn):
     """
     from tfm.layers.masks import causal_mask
 
+    lang = validate_language(lang)
+    say = _CAUSAL_MASK.sentences(lang)
+
     def body():
         for length in (1, 2, 5):
-            label = f"length={length}"
-            got = as_array(call_checked(fn, label, length), label, "the mask")
+            label = say("length", length=length)
+            got = as_array(call_checked(fn, label, length), label, say("mask"))
             if got.dtype != bool:
                 if got.size and not np.all(np.isin(got, (0, 1))):
-                    raise Mismatch(f"on {label}, the mask holds values other than True/False "
-                                   f"(e.g. {format_value(got[~np.isin(got, (0, 1))][0])}); return booleans, "
-                                   f"True = may attend")
+                    raise Mismatch(say("not_boolean", label=label,
+                                       value=format_value(got[~np.isin(got, (0, 1))][0])))
                 got = got.astype(bool) if got.shape == (length, length) else got
-            compare(got, ops.convert_to_numpy(causal_mask(length)), label, "the mask", exact=True)
-        return f"correct: {function_name(fn)} matches tfm.layers.masks.causal_mask for lengths 1, 2 and 5"
+            compare(got, ops.convert_to_numpy(causal_mask(length)), label, say("mask"), exact=True)
+        return say("correct", fn=function_name(fn))
 
-    return run_checker("check_causal_mask", fn, body)
+    return run_checker("check_causal_mask", fn, body, lang)

@@ -5,13 +5,38 @@ import collections
 
 import numpy as np
 
-from tfm.exercises.checking import Mismatch, as_array, call_checked, compare, function_name, run_checker, seeded_rng
-
+from tfm.exercises.checking import (
+    Messages,
+    Mismatch,
+    as_array,
+    call_checked,
+    compare,
+    function_name,
+    run_checker,
+    seeded_rng,
+    validate_language,
+)
 
 # ---------------------------------------------------------------------------
 # 8-10. Decoding and BLEU (notebook 08)
 # ---------------------------------------------------------------------------
-def check_length_penalty(fn):
+_LENGTH_PENALTY = Messages(
+    en={
+        "point": "length={length}, alpha={alpha}",
+        "not_one": "on {label}, expected one number, got shape {shape}",
+        "penalty": "the penalty",
+        "correct": "correct: {fn} matches tfm's length_penalty on {n} inputs",
+    },
+    ko={
+        "point": "length={length}, alpha={alpha}",
+        "not_one": "{label}에서 숫자 하나를 돌려주어야 하는데 받은 값의 shape은 {shape}입니다",
+        "penalty": "길이 패널티",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm의 length_penalty 결과와 일치합니다",
+    },
+)
+
+
+def check_length_penalty(fn, *, lang=None):
     """GNMT's length penalty `lp(Y) = ((5 + |Y|) / 6)^alpha` (Wu et al., 2016, eq. 14; §6.1: alpha = 0.6).
 
     Contract: `fn(length, alpha) -> float`, `length` a Python int `|Y| >= 1`, `alpha` a float >= 0.
@@ -21,9 +46,13 @@ def check_length_penalty(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> check_length_penalty(lambda length, alpha: ((5 + length) / 6) ** alpha)
@@ -32,18 +61,21 @@ def check_length_penalty(fn):
     """
     from tfm.decoding.search_entry import length_penalty
 
+    lang = validate_language(lang)
+    say = _LENGTH_PENALTY.sentences(lang)
+
     def body():
         cases = [(1, 0.6), (7, 0.6), (50, 0.6), (10, 0.0), (3, 1.0), (2, 0.2)]
         for length, alpha in cases:
-            label = f"length={length}, alpha={alpha}"
-            got = as_array(call_checked(fn, label, length, alpha), label, "the penalty")
+            label = say("point", length=length, alpha=alpha)
+            got = as_array(call_checked(fn, label, length, alpha), label, say("penalty"))
             if got.size != 1:
-                raise Mismatch(f"on {label}, expected one number, got shape {tuple(got.shape)}")
+                raise Mismatch(say("not_one", label=label, shape=tuple(got.shape)))
             expected = float(length_penalty(length, alpha).numpy())
-            compare(got.reshape(()), np.float64(expected), label, "the penalty", rtol=1e-5, atol=1e-6)
-        return f"correct: {function_name(fn)} matches tfm's length_penalty on {len(cases)} inputs"
+            compare(got.reshape(()), np.float64(expected), label, say("penalty"), rtol=1e-5, atol=1e-6)
+        return say("correct", fn=function_name(fn), n=len(cases))
 
-    return run_checker("check_length_penalty", fn, body)
+    return run_checker("check_length_penalty", fn, body, lang)
 
 
 def beam_step_reference(log_probs, token_log_probs):
@@ -71,7 +103,35 @@ def beam_step_reference(log_probs, token_log_probs):
     return np.take_along_axis(candidates, order, axis=-1), order // vocab, order % vocab
 
 
-def check_beam_step(fn):
+_BEAM_STEP = Messages(
+    en={
+        "first": "the first step (only beam 0 live), batch 1, K=3, V=6",
+        "random": "random beams, B=2, K=3, V=7",
+        "greedy": "K=1 (greedy), B=2, V=5",
+        "k_equals_v": "K=V=4, batch 1",
+        "not_triple": "on {label}, expected three arrays (scores, beams, tokens), got {type}{length}",
+        "length": " of length {n}",
+        "scores": "scores",
+        "beams": "beams",
+        "tokens": "tokens",
+        "correct": "correct: {fn} ranks the K * V extensions as tfm's beam search does on {n} inputs",
+    },
+    ko={
+        "first": "첫 스텝 (빔 0만 살아 있음), 배치 1, K=3, V=6",
+        "random": "무작위 빔, B=2, K=3, V=7",
+        "greedy": "K=1 (그리디 디코딩), B=2, V=5",
+        "k_equals_v": "K=V=4, 배치 1",
+        "not_triple": "{label}에서 배열 세 개 (scores, beams, tokens)를 돌려주어야 하는데 받은 값은 {type}{length}입니다",
+        "length": " (길이 {n})",
+        "scores": "점수(scores)",
+        "beams": "빔 번호(beams)",
+        "tokens": "토큰(tokens)",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 K * V개의 확장을 tfm의 빔 서치와 같은 순서로 고릅니다",
+    },
+)
+
+
+def check_beam_step(fn, *, lang=None):
     """One step of beam search (§6.1, beam size 4): extend every hypothesis, keep the K best.
 
     Contract: `fn(log_probs, token_log_probs) -> (scores, beams, tokens)`
@@ -90,15 +150,21 @@ def check_beam_step(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> check_beam_step(beam_step_reference)
         correct: beam_step_reference ranks the K * V extensions as tfm's beam search does on ... inputs.
         True
     """
+    lang = validate_language(lang)
+    say = _BEAM_STEP.sentences(lang)
     rng = seeded_rng()
 
     def log_softmax(x):
@@ -115,25 +181,23 @@ def check_beam_step(fn):
 
     def body():
         cases = [
-            ("the first step (only beam 0 live), batch 1, K=3, V=6", case(1, 3, 6, first=True)),
-            ("random beams, B=2, K=3, V=7", case(2, 3, 7)),
-            ("K=1 (greedy), B=2, V=5", case(2, 1, 5)),
-            ("K=V=4, batch 1", case(1, 4, 4)),
+            (say("first"), case(1, 3, 6, first=True)),
+            (say("random"), case(2, 3, 7)),
+            (say("greedy"), case(2, 1, 5)),
+            (say("k_equals_v"), case(1, 4, 4)),
         ]
         for label, (log_probs, token_log_probs) in cases:
             result = call_checked(fn, label, log_probs.copy(), token_log_probs.copy())
             if not isinstance(result, (tuple, list)) or len(result) != 3:
-                raise Mismatch(f"on {label}, expected three arrays (scores, beams, tokens), got "
-                               f"{type(result).__name__}"
-                               + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+                length = say("length", n=len(result)) if isinstance(result, (tuple, list)) else ""
+                raise Mismatch(say("not_triple", label=label, type=type(result).__name__, length=length))
             scores, beams, tokens = beam_step_reference(log_probs, token_log_probs)
-            compare(result[0], scores, label, "scores", rtol=1e-5, atol=1e-5)
-            compare(result[1], beams, label, "beams", exact=True)
-            compare(result[2], tokens, label, "tokens", exact=True)
-        return (f"correct: {function_name(fn)} ranks the K * V extensions as tfm's beam search does on "
-                f"{len(cases)} inputs")
+            compare(result[0], scores, label, say("scores"), rtol=1e-5, atol=1e-5)
+            compare(result[1], beams, label, say("beams"), exact=True)
+            compare(result[2], tokens, label, say("tokens"), exact=True)
+        return say("correct", fn=function_name(fn), n=len(cases))
 
-    return run_checker("check_beam_step", fn, body)
+    return run_checker("check_beam_step", fn, body, lang)
 
 
 def _ngrams(tokens, n):
@@ -182,7 +246,28 @@ _BLEU_CASES = [
 ]
 
 
-def check_clipped_precision(fn):
+_CLIPPED_PRECISION = Messages(
+    en={
+        "case": "n={n}, hypothesis {hypothesis}",
+        "not_pair": "on {label}, expected a pair (numerator, denominator), got {type}",
+        "numerator": "the numerator",
+        "denominator": "the denominator",
+        "wrong": "on {label} with {references} reference(s), {what} is wrong: expected {expected}, got {got}",
+        "correct": "correct: {fn} gives BLEU's clipped counts for n = 1..4 on {count} hypotheses",
+    },
+    ko={
+        "case": "n={n}, 가설 {hypothesis}",
+        "not_pair": "{label}에서 (numerator, denominator) 한 쌍을 돌려주어야 하는데 받은 값은 {type}입니다",
+        "numerator": "분자(numerator)",
+        "denominator": "분모(denominator)",
+        "wrong": "{label}, 참조 번역 {references}개에서 {what} 값이 틀렸습니다: {expected}이어야 하는데 {got}입니다",
+        "correct": "정답입니다: {fn} 함수가 가설 {count}개와 n = 1..4 모두에서 BLEU의 클리핑된 n-gram 개수를 맞게 "
+                   "계산합니다",
+    },
+)
+
+
+def check_clipped_precision(fn, *, lang=None):
     """BLEU's clipped (modified) n-gram precision p_n for one hypothesis (Papineni et al., 2002, §2.1).
 
     Contract: `fn(hypothesis, references, n) -> (numerator, denominator)`
@@ -198,32 +283,37 @@ def check_clipped_precision(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> check_clipped_precision(clipped_precision_reference)
         correct: ...
         True
     """
+    lang = validate_language(lang)
+    say = _CLIPPED_PRECISION.sentences(lang)
 
     def body():
         for hypothesis, references in _BLEU_CASES:
             hyp, refs = hypothesis.split(), [r.split() for r in references]
             for n in (1, 2, 3, 4):
                 short = hypothesis if len(hypothesis) <= 40 else hypothesis[:37] + "..."
-                label = f"n={n}, hypothesis {short!r}"
+                label = say("case", n=n, hypothesis=repr(short))
                 result = call_checked(fn, label, list(hyp), [list(r) for r in refs], n)
                 if not isinstance(result, (tuple, list)) or len(result) != 2:
-                    raise Mismatch(f"on {label}, expected a pair (numerator, denominator), got "
-                                   f"{type(result).__name__}")
+                    raise Mismatch(say("not_pair", label=label, type=type(result).__name__))
                 expected = clipped_precision_reference(hyp, refs, n)
-                for what, got, want in zip(("numerator", "denominator"), result, expected):
-                    got = as_array(got, label, f"the {what}")
+                for what, got, want in zip((say("numerator"), say("denominator")), result, expected):
+                    got = as_array(got, label, what)
                     if got.size != 1 or float(got.reshape(())) != want:
-                        raise Mismatch(f"on {label} with {len(refs)} reference(s), the {what} is wrong: "
-                                       f"expected {want}, got {got.tolist()}")
-        return f"correct: {function_name(fn)} gives BLEU's clipped counts for n = 1..4 on {len(_BLEU_CASES)} hypotheses"
+                        raise Mismatch(say("wrong", label=label, references=len(refs), what=what, expected=want,
+                                           got=got.tolist()))
+        return say("correct", fn=function_name(fn), count=len(_BLEU_CASES))
 
-    return run_checker("check_clipped_precision", fn, body)
+    return run_checker("check_clipped_precision", fn, body, lang)

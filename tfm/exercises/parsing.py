@@ -1,6 +1,13 @@
 """The checker of the parsing exercise (notebook 13): a tree as a token sequence (§6.3)."""
 
-from tfm.exercises.checking import Mismatch, call_checked, function_name, run_checker
+from tfm.exercises.checking import (
+    Messages,
+    Mismatch,
+    call_checked,
+    function_name,
+    run_checker,
+    validate_language,
+)
 
 # ---------------------------------------------------------------------------
 # 11. Tree linearization (notebook 13)
@@ -13,7 +20,29 @@ _TREES = [
 ]
 
 
-def check_linearize_tree(fn):
+_LINEARIZE_TREE = Messages(
+    en={
+        "tree": "tree {tree}",
+        "not_list": "on {label}, expected a list of str tokens, got {type}",
+        "wrong_token": "on {label}, token {i} is wrong: expected {expected}, got {got}",
+        "count": "on {label}, expected {expected} tokens, got {got}{detail}",
+        "extra": " (the extra ones start with {token})",
+        "missing": " (missing from {token} on)",
+        "correct": "correct: {fn} matches tfm.parsing.linearize on {n} trees",
+    },
+    ko={
+        "tree": "트리 {tree}",
+        "not_list": "{label}에서 str 토큰의 리스트를 돌려주어야 하는데 받은 값은 {type}입니다",
+        "wrong_token": "{label}에서 {i}번 토큰이 틀렸습니다: {expected}이어야 하는데 {got}입니다",
+        "count": "{label}에서 토큰 {expected}개가 나와야 하는데 {got}개입니다{detail}",
+        "extra": " (남는 토큰은 {token}부터입니다)",
+        "missing": " ({token}부터 빠졌습니다)",
+        "correct": "정답입니다: {fn} 함수가 트리 {n}개 모두에서 tfm.parsing.linearize 결과와 일치합니다",
+    },
+)
+
+
+def check_linearize_tree(fn, *, lang=None):
     """A parse tree as the token sequence a sequence model writes (§6.3; Vinyals et al., 2015).
 
     Contract: `fn(tree) -> tokens`
@@ -26,9 +55,13 @@ def check_linearize_tree(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> from tfm.parsing import linearize
@@ -36,27 +69,30 @@ def check_linearize_tree(fn):
         correct: <lambda> matches tfm.parsing.linearize on 4 trees.
         True
     """
+    lang = validate_language(lang)
+    say = _LINEARIZE_TREE.sentences(lang)
+
     def body():
         import nltk
 
         from tfm.parsing import linearize
 
         for text in _TREES:
-            label = f"tree {text}"
+            label = say("tree", tree=text)
             tree = nltk.Tree.fromstring(text)
             got = call_checked(fn, label, tree.copy(deep=True))
             expected = list(linearize(tree))
             try:
                 got = [str(token) for token in got]
             except TypeError:
-                raise Mismatch(f"on {label}, expected a list of str tokens, got {type(got).__name__}") from None
+                raise Mismatch(say("not_list", label=label, type=type(got).__name__)) from None
             for i, (want, have) in enumerate(zip(expected, got)):
                 if want != have:
-                    raise Mismatch(f"on {label}, token {i} is wrong: expected {want!r}, got {have!r}")
+                    raise Mismatch(say("wrong_token", label=label, i=i, expected=repr(want), got=repr(have)))
             if len(got) != len(expected):
-                raise Mismatch(f"on {label}, expected {len(expected)} tokens, got {len(got)}"
-                               + (f" (the extra ones start with {got[len(expected)]!r})" if len(got) > len(expected)
-                                  else f" (missing from {expected[len(got)]!r} on)"))
-        return f"correct: {function_name(fn)} matches tfm.parsing.linearize on {len(_TREES)} trees"
+                detail = (say("extra", token=repr(got[len(expected)])) if len(got) > len(expected)
+                          else say("missing", token=repr(expected[len(got)])))
+                raise Mismatch(say("count", label=label, expected=len(expected), got=len(got), detail=detail))
+        return say("correct", fn=function_name(fn), n=len(_TREES))
 
-    return run_checker("check_linearize_tree", fn, body)
+    return run_checker("check_linearize_tree", fn, body, lang)

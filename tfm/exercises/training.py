@@ -5,6 +5,7 @@ import numpy as np
 from keras import ops
 
 from tfm.exercises.checking import (
+    Messages,
     Mismatch,
     as_array,
     call_checked,
@@ -13,13 +14,42 @@ from tfm.exercises.checking import (
     run_checker,
     seeded_rng,
     shape_text,
+    validate_language,
 )
-
 
 # ---------------------------------------------------------------------------
 # 6-7. Label smoothing and the schedule (notebook 07)
 # ---------------------------------------------------------------------------
-def check_label_smoothed_loss(fn):
+_LABEL_SMOOTHED_LOSS = Messages(
+    en={
+        "no_padding": "y_true {y} without padding, logits {logits}",
+        "padding": "y_true {y} with padding (real lengths 4, 2, 1), logits {logits}",
+        "single": "batch 1 with one position, logits {logits}",
+        "no_smoothing": "label_smoothing=0 with padding, logits {logits}",
+        "pad_id": "pad_id=2 with padding, logits {logits}",
+        "float16": "float16 logits up to about 40 with padding, logits {logits}",
+        "bfloat16": "bfloat16 logits with padding, logits {logits}",
+        "not_scalar": "on {label}, expected a scalar loss (the mean over real tokens), got shape {shape}",
+        "loss": "the loss",
+        "correct": "correct: {fn} matches tfm.LabelSmoothedCrossEntropy on {n} inputs",
+    },
+    ko={
+        "no_padding": "패딩 없는 y_true {y}, logits {logits}",
+        "padding": "패딩이 있는 y_true {y} (실제 길이 4, 2, 1), logits {logits}",
+        "single": "배치 1, 위치 하나, logits {logits}",
+        "no_smoothing": "label_smoothing=0, 패딩 있음, logits {logits}",
+        "pad_id": "pad_id=2, 패딩 있음, logits {logits}",
+        "float16": "값이 약 40까지 커지는 float16 logits, 패딩 있음, logits {logits}",
+        "bfloat16": "bfloat16 logits, 패딩 있음, logits {logits}",
+        "not_scalar": "{label}에서 스칼라 손실(실제 토큰에 대한 평균)을 돌려주어야 하는데 받은 값의 shape은 "
+                      "{shape}입니다",
+        "loss": "손실",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm.LabelSmoothedCrossEntropy 결과와 일치합니다",
+    },
+)
+
+
+def check_label_smoothed_loss(fn, *, lang=None):
     """Label-smoothed cross entropy that ignores padding (§5.4, eps_ls = 0.1).
 
     Contract: `fn(y_true, logits, label_smoothing=0.1, pad_id=0) -> loss`
@@ -35,9 +65,13 @@ def check_label_smoothed_loss(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> from tfm.training.losses import LabelSmoothedCrossEntropy
@@ -52,6 +86,8 @@ def check_label_smoothed_loss(fn):
 
     from tfm.training.losses import LabelSmoothedCrossEntropy
 
+    lang = validate_language(lang)
+    say = _LABEL_SMOOTHED_LOSS.sentences(lang)
     rng = seeded_rng()
 
     def case(b, t, v, lengths=None, eps=0.1, pad_id=0, dtype="float32", scale=2.0):
@@ -66,29 +102,42 @@ def check_label_smoothed_loss(fn):
 
     def body():
         cases = [
-            (f"y_true {shape_text(2, 3)} without padding, logits {shape_text(2, 3, 7)}", case(2, 3, 7), 1e-5),
-            (f"y_true {shape_text(3, 4)} with padding (real lengths 4, 2, 1), logits {shape_text(3, 4, 6)}",
-             case(3, 4, 6, lengths=[4, 2, 1]), 1e-5),
-            (f"batch 1 with one position, logits {shape_text(1, 1, 3)}", case(1, 1, 3), 1e-5),
-            (f"label_smoothing=0 with padding, logits {shape_text(2, 3, 5)}", case(2, 3, 5, [3, 1], eps=0.0), 1e-5),
-            (f"pad_id=2 with padding, logits {shape_text(2, 3, 5)}", case(2, 3, 5, [2, 3], pad_id=2), 1e-5),
-            (f"float16 logits up to about 40 with padding, logits {shape_text(2, 4, 6)}",
-             case(2, 4, 6, [4, 2], dtype="float16", scale=15.0), 1e-2),
-            (f"bfloat16 logits with padding, logits {shape_text(2, 3, 6)}",
-             case(2, 3, 6, [3, 2], dtype=ml_dtypes.bfloat16), 2e-2),
+            (say("no_padding", y=shape_text(2, 3), logits=shape_text(2, 3, 7)), case(2, 3, 7), 1e-5),
+            (say("padding", y=shape_text(3, 4), logits=shape_text(3, 4, 6)), case(3, 4, 6, lengths=[4, 2, 1]), 1e-5),
+            (say("single", logits=shape_text(1, 1, 3)), case(1, 1, 3), 1e-5),
+            (say("no_smoothing", logits=shape_text(2, 3, 5)), case(2, 3, 5, [3, 1], eps=0.0), 1e-5),
+            (say("pad_id", logits=shape_text(2, 3, 5)), case(2, 3, 5, [2, 3], pad_id=2), 1e-5),
+            (say("float16", logits=shape_text(2, 4, 6)), case(2, 4, 6, [4, 2], dtype="float16", scale=15.0), 1e-2),
+            (say("bfloat16", logits=shape_text(2, 3, 6)), case(2, 3, 6, [3, 2], dtype=ml_dtypes.bfloat16), 2e-2),
         ]
         for label, ((ids, logits, eps, pad_id), expected), tol in cases:
-            got = as_array(call_checked(fn, label, ids, logits, label_smoothing=eps, pad_id=pad_id), label, "the loss")
+            got = call_checked(fn, label, ids, logits, label_smoothing=eps, pad_id=pad_id)
+            got = as_array(got, label, say("loss"))
             if got.size != 1:
-                raise Mismatch(f"on {label}, expected a scalar loss (the mean over real tokens), "
-                               f"got shape {tuple(got.shape)}")
-            compare(got.reshape(()), np.float64(expected), label, "the loss", rtol=tol, atol=tol)
-        return f"correct: {function_name(fn)} matches tfm.LabelSmoothedCrossEntropy on {len(cases)} inputs"
+                raise Mismatch(say("not_scalar", label=label, shape=tuple(got.shape)))
+            compare(got.reshape(()), np.float64(expected), label, say("loss"), rtol=tol, atol=tol)
+        return say("correct", fn=function_name(fn), n=len(cases))
 
-    return run_checker("check_label_smoothed_loss", fn, body)
+    return run_checker("check_label_smoothed_loss", fn, body, lang)
 
 
-def check_schedule(fn):
+_SCHEDULE = Messages(
+    en={
+        "point": "iteration={iteration} (step {step}), d_model={d_model}, warmup_steps={warmup}",
+        "not_one": "on {label}, expected one number, got shape {shape}",
+        "rate": "the rate",
+        "correct": "correct: {fn} matches tfm.TransformerSchedule at {n} iterations",
+    },
+    ko={
+        "point": "iteration={iteration} (스텝 {step}), d_model={d_model}, warmup_steps={warmup}",
+        "not_one": "{label}에서 숫자 하나를 돌려주어야 하는데 받은 값의 shape은 {shape}입니다",
+        "rate": "학습률",
+        "correct": "정답입니다: {fn} 함수가 iteration {n}개 모두에서 tfm.TransformerSchedule 결과와 일치합니다",
+    },
+)
+
+
+def check_schedule(fn, *, lang=None):
     """Eq. 3's learning rate, `d_model^-0.5 * min(step^-0.5, step * warmup_steps^-1.5)` (§5.3).
 
     Contract: `fn(iteration, d_model, warmup_steps) -> float`, where `iteration` is the Python int
@@ -100,9 +149,13 @@ def check_schedule(fn):
 
     Args:
         fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
 
     Returns:
         bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
 
     Example:
         >>> def schedule(iteration, d_model, warmup_steps):
@@ -119,19 +172,22 @@ def check_schedule(fn):
     """
     from tfm.training.schedules import TransformerSchedule
 
+    lang = validate_language(lang)
+    say = _SCHEDULE.sentences(lang)
+
     def body():
         settings = [(512, 4000, [0, 1, 2, 3998, 3999, 4000, 100_000]), (64, 10, list(range(0, 25))), (16, 1, [0, 1, 7])]
         count = 0
         for d_model, warmup, iterations in settings:
             schedule = TransformerSchedule(d_model, warmup)
             for iteration in iterations:
-                label = f"iteration={iteration} (step {iteration + 1}), d_model={d_model}, warmup_steps={warmup}"
-                got = as_array(call_checked(fn, label, iteration, d_model, warmup), label, "the rate")
+                label = say("point", iteration=iteration, step=iteration + 1, d_model=d_model, warmup=warmup)
+                got = as_array(call_checked(fn, label, iteration, d_model, warmup), label, say("rate"))
                 if got.size != 1:
-                    raise Mismatch(f"on {label}, expected one number, got shape {tuple(got.shape)}")
+                    raise Mismatch(say("not_one", label=label, shape=tuple(got.shape)))
                 expected = float(ops.convert_to_numpy(schedule(iteration)))
-                compare(got.reshape(()), np.float64(expected), label, "the rate", rtol=1e-5, atol=0)
+                compare(got.reshape(()), np.float64(expected), label, say("rate"), rtol=1e-5, atol=0)
                 count += 1
-        return f"correct: {function_name(fn)} matches tfm.TransformerSchedule at {count} iterations"
+        return say("correct", fn=function_name(fn), n=count)
 
-    return run_checker("check_schedule", fn, body)
+    return run_checker("check_schedule", fn, body, lang)
