@@ -286,7 +286,7 @@ def test_searching_label_smoothing_lands_on_notebook_07(browser):
         return meta && meta.textContent && !/initializing/i.test(meta.textContent) }""", timeout=120_000)
     page.focus("input.md-search__input")  # opens the search panel
     page.locator("input.md-search__input").press_sequentially("label smoothing")  # key events, as typed
-    result = page.locator("a.md-search-result__link[href*='07_training_recipe']").first
+    result = page.locator("a.md-search-result__link[href*='/course/07_training_recipe']").first  # not ko/
     result.wait_for(timeout=30_000)
     result.click()
     page.wait_for_url(re.compile(r".*/course/07_training_recipe\.html.*"), timeout=20_000)
@@ -332,7 +332,9 @@ def test_a_hangul_search_lands_on_a_korean_course_page(browser):
     page.wait_for_function("""() => { const meta = document.querySelector('.md-search-result__meta');
         return meta && meta.textContent && !/initializing/i.test(meta.textContent) }""", timeout=120_000)
     page.focus("input.md-search__input")
-    page.locator("input.md-search__input").press_sequentially("인코더")
+    # Hangul arrives through the input method, whose composition ends in a key event: fill, then a key.
+    page.fill("input.md-search__input", "인코더")
+    page.press("input.md-search__input", "End")
     result = page.locator("a.md-search-result__link[href*='course/ko/']").first
     result.wait_for(timeout=30_000)
     result.click()

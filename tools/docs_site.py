@@ -318,6 +318,14 @@ def on_post_page(output, page, config):
     return output
 
 
+def on_post_build(config):
+    """The Korean edition's sitemap: the header's language switch reads `<edition>/sitemap.xml` to find the same
+    page in the other language; the edition shares the site's own."""
+    site = pathlib.Path(config["site_dir"])
+    (site / "ko").mkdir(exist_ok=True)
+    (site / "ko" / "sitemap.xml").write_bytes((site / "sitemap.xml").read_bytes())
+
+
 def on_post_template(output, template_name, config):
     """The same for the pages made from a template alone (404.html), whose links start at the site's root."""
     if template_name == "404.html":
