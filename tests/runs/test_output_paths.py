@@ -13,6 +13,7 @@ import os
 
 import pytest
 import tensorflow as tf
+from training_helper import train_argv
 
 import tfm.training.trainer
 from tfm.cli import commands as cli
@@ -21,7 +22,6 @@ from tfm.runs.example import write_example_run
 from tfm.serving import ctranslate2 as ct2_export
 from tfm.serving import saved_model as sm_export
 from tfm.training.averaging import average_checkpoints
-from training_helper import train_argv
 
 DEAD = 2**22 + 4321  # above the default pid_max: no such process
 
@@ -183,6 +183,48 @@ def test_an_output_under_a_bad_parent_is_one_line_before_any_work(example_run, t
     assert cli.main(argv) == 1
     assert one_line(capsys) == f"tfm {argv[0]}: error: --output {output!r}: {reason}"
     assert snapshot(example_run, tmp_path) == before
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_an_output_that_cannot_be_written_is_one_line_before_any_work(example_run, fresh_run, tmp_path, monkeypatch,
+                                                                      capsys, read_only):
+    """As root, `chmod` stops nothing: `os.access` answers for a folder that is not this user's, `statvfs` for a
+    read-only mount."""
+    from tfm.decoding import evaluation
+
+    real_access, real_statvfs = os.access, os.statvfs
+    under = str(tmp_path)
+
+    def access(path, mode, *args, **kwargs):
+        return False if os.fspath(path).startswith(under) and mode & os.W_OK else real_access(path, mode, *args,
+                                                                                               **kwargs)
+
+    class ReadOnly:
+        f_flag = os.ST_RDONLY
+
+    monkeypatch.setattr(os, "access", access)
+    monkeypatch.setattr(os, "statvfs", lambda path: ReadOnly() if read_only else real_statvfs(path))
+    monkeypatch.setattr(evaluation, "evaluate", lambda *args, **kwargs: pytest.fail("decoded first"))
+    monkeypatch.setattr(runs, "build_float32_model", lambda *args, **kwargs: pytest.fail("averaged first"))
+    cause = "the file system is read-only (EROFS)" if read_only else "permission denied (EACCES)"
+    export, average = str(tmp_path / "exported" / "1"), str(tmp_path / "avg.weights.h5")
+    before = snapshot(example_run, tmp_path)
+    for argv, path in [(["export", "--run", example_run, "--output", export], export),
+                       (["export", "--run", example_run, "--output", export, "--format", "ctranslate2"], export),
+                       (["average", "--run", example_run, "--output", average], average),
+                       (["evaluate", "--run", fresh_run, "--split", "val"], os.path.join(fresh_run, "hyps"))]:
+        assert cli.main(argv) == 1
+        assert one_line(capsys) == f"tfm {argv[0]}: error: cannot write {path}: {cause}"
+    assert snapshot(example_run, tmp_path) == before
+
+
+def test_a_new_run_inside_a_runs_own_files_is_refused(example_run, capsys, no_work):
+    before = snapshot(example_run)
+    output = os.path.join(example_run, "tokenizer")
+    assert cli.main(train_argv(output, 1)) == 1
+    assert one_line(capsys) == (f"tfm train: error: --output {output!r} is the tokenizer of the run {example_run!r}; "
+                                "tfm never writes over a run's own files: choose another path")
+    assert snapshot(example_run) == before
 
 
 def test_export_into_a_runs_own_files_is_refused(example_run, capsys, no_work):

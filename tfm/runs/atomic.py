@@ -141,9 +141,9 @@ def atomic_folder(path, replace=False):
     The block writes into `.tmpPID.<name>` beside `path`; when it ends without an error the files are
     flushed to the disk and the folder is renamed to `path` (an empty folder there is replaced; an
     existing one only with `replace=True`, swapped out and then removed). When the block raises, the
-    temporary folder (and any folder made for it) is removed and `path` keeps what it held. Temporary siblings of `path` left by
-    processes that are gone (killed exports) are removed first. Checking `path` before any work is
-    `tfm.runs.folder.validate_output_folder`'s.
+    temporary folder (and any folder made for it) is removed and `path` keeps what it held.
+    Temporary siblings of `path` left by processes that are gone (killed exports) are removed first.
+    Checking `path` before any work is `tfm.runs.folder.validate_output_folder`'s.
 
     Args:
         path: str. The folder to write (its parent is made if needed).

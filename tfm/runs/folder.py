@@ -243,7 +243,7 @@ def config_differences(stored, requested):
 # train's --output, average's --output and its record, evaluate's hyps/, and both exports: resolved and checked
 # here before any work, each refusal one line naming the path and the reason.
 def validate_output_path(path, what="--output"):
-    """Raises NotADirectoryError when `path`, or a folder above it, is a file, a symbolic link loop or a link to nothing.
+    """Raises NotADirectoryError when `path`, or a folder above it, is a file, a symbolic link loop or a dangling link.
 
     The path is a folder to be, or one that exists (a run folder, an export): each part of it is walked, so
     the message names the part that is wrong.
@@ -425,7 +425,7 @@ def validate_output_file(path, what="--output", suffix=None):
         >>> validate_output_file(os.path.join(run, "checkpoints", "epoch_002.weights.h5"))
         Traceback (most recent call last):
         ...
-        ValueError: --output '...epoch_002.weights.h5' is epoch 2's checkpoint of the run '...run'; tfm never writes over a run's own files: choose another path
+        ValueError: --output '...epoch_002.weights.h5' is epoch 2's checkpoint of the run '...run'; tfm never writes ...
     """
     path = os.fspath(path)
     if suffix is not None and not path.endswith(suffix):
@@ -476,7 +476,7 @@ def validate_output_folder(path, what="--output", *, overwrite=False, marker, en
         >>> validate_output_folder(target, **rule)
         Traceback (most recent call last):
         ...
-        FileExistsError: --output '...1' already holds an exported model; replace it with --overwrite (overwrite=True in Python), or choose a new folder
+        FileExistsError: --output '...1' already holds an exported model; replace it with --overwrite ...
         >>> validate_output_folder(target, overwrite=True, **rule) == target
         True
     """
