@@ -218,6 +218,18 @@ def test_an_output_that_cannot_be_written_is_one_line_before_any_work(example_ru
     assert snapshot(example_run, tmp_path) == before
 
 
+def test_replacing_an_export_needs_the_folder_it_is_in_to_be_writable(tmp_path, monkeypatch):
+    """An export is put in place by renaming a sibling: its parent must be writable, not only the export."""
+    target = tmp_path / "exported" / "1"
+    target.mkdir(parents=True)
+    (target / "saved_model.pb").write_bytes(b"an export")
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kwargs: os.fspath(path) != str(target.parent)
+                        and real_access(path, mode, **kwargs))
+    with pytest.raises(runs.WriteError, match=f"cannot write {target}: permission denied"):
+        sm_export.validate_output_dir(str(target), overwrite=True)
+
+
 def test_a_new_run_inside_a_runs_own_files_is_refused(example_run, capsys, no_work):
     before = snapshot(example_run)
     output = os.path.join(example_run, "tokenizer")
@@ -225,6 +237,15 @@ def test_a_new_run_inside_a_runs_own_files_is_refused(example_run, capsys, no_wo
     assert one_line(capsys) == (f"tfm train: error: --output {output!r} is the tokenizer of the run {example_run!r}; "
                                 "tfm never writes over a run's own files: choose another path")
     assert snapshot(example_run) == before
+
+
+def test_a_project_folder_with_a_config_json_is_no_run(tmp_path, capsys, no_work):
+    """Only a tfm run's files are protected: elsewhere config.json and checkpoints/ are just names."""
+    (tmp_path / "config.json").write_text('{"learning_rate": 0.1}')
+    (tmp_path / "checkpoints").mkdir()
+    assert runs.describe_run_file(str(tmp_path / "checkpoints" / "epoch_001.weights.h5")) is None
+    assert runs.validate_output_folder(str(tmp_path / "logs" / "1"), marker="saved_model.pb", entries=(),
+                                       kind="an exported model") == str(tmp_path / "logs" / "1")
 
 
 def test_export_into_a_runs_own_files_is_refused(example_run, capsys, no_work):

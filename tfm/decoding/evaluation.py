@@ -230,7 +230,7 @@ def validate_results_folder(run_dir):
 
     folder = os.path.join(run_dir, runs.HYPS_DIR)
     runs.validate_output_path(folder, "the results folder")
-    runs.validate_writable(folder)
+    runs.validate_writable(folder, inside=True)
     return folder
 
 

@@ -20,7 +20,10 @@ Every file is written whole or not at all (`write_atomic`: a temporary `.tmpPID.
 the same folder, fsync, rename; `tfm.runs.atomic`, whose names this module re-exports), so a killed
 process or a full disk never leaves half a file where a later session would trust it; a write
 that fails raises `WriteError`, which names the file and the cause (disk full, file too large,
-read-only). One `tfm train` at a time writes a folder (`lock_run`). What a run
+read-only). Every path a command writes (train's, average's and the exports' `--output`, evaluate's
+`hyps/`) is checked before any work by one rule (`validate_output_file`, `validate_output_folder`): no
+folder above it is a file, a link loop or a dangling link, it can be written, and it is never one of a
+run's own files (`describe_run_file`). One `tfm train` at a time writes a folder (`lock_run`). What a run
 has finished, and how a session resumes it (a damaged backup included), is
 `tfm.runs.resume`'s; reading and writing history.csv is `tfm.runs.history`'s (its names re-exported here).
 """
@@ -303,12 +306,16 @@ def _path_problem(path, what):
     return None
 
 
-def validate_writable(path):
-    """Raises `WriteError` naming `path` when the folder it would be written in (its nearest existing one) is
-    read-only or not this user's to write.
+def validate_writable(path, inside=False):
+    """Raises `WriteError` naming `path` when the folder it is written in is read-only or not this user's.
+
+    tfm puts a file or a folder in place by renaming a temporary sibling, so what must be writable is the
+    folder `path` goes in (or, when that is still to be made, the nearest existing one above); with
+    `inside`, `path` is a folder whose files are written in it (`RUN/hyps/`), so it must be writable itself.
 
     Args:
         path: str. A file or folder to be written.
+        inside: bool. `path` is a folder to write files in. Defaults to `False`.
 
     Example:
         >>> import os, tempfile
@@ -316,7 +323,7 @@ def validate_writable(path):
         >>> validate_writable(os.path.join(tmp.name, "new", "averaged.weights.h5"))   # fine
     """
     folder = os.path.abspath(os.fspath(path))
-    if not os.path.isdir(folder):
+    if not (inside and os.path.isdir(folder)):
         folder = os.path.dirname(folder)
     while not os.path.exists(folder) and os.path.dirname(folder) != folder:
         folder = os.path.dirname(folder)
@@ -331,9 +338,16 @@ def validate_writable(path):
 
 
 def _is_run_folder(folder):
-    return (os.path.isfile(os.path.join(folder, CONFIG_FILE))
-            and any(os.path.exists(os.path.join(folder, entry))
-                    for entry in (TOKENIZER_DIR, CHECKPOINT_DIR, HISTORY_FILE, BACKUP_DIR)))
+    """A tfm run: its tokenizer (learned first), or a config.json that is a tfm run record (a project folder with
+    a config.json and a checkpoints/ of its own is not one)."""
+    if os.path.isfile(os.path.join(folder, TOKENIZER_DIR, MODEL_FILE)):
+        return True
+    try:
+        with open(os.path.join(folder, CONFIG_FILE), "rb") as f:
+            info = json.loads(f.read(1 << 20))
+    except (OSError, ValueError):
+        return False
+    return isinstance(info, dict) and "model_config" in info
 
 
 _RUN_PARTS = {CONFIG_FILE: "the config.json", HISTORY_FILE: "the history.csv", TOKENIZER_DIR: "the tokenizer",
@@ -344,10 +358,11 @@ _RUN_PARTS = {CONFIG_FILE: "the config.json", HISTORY_FILE: "the history.csv", T
 def describe_run_file(path):
     """What `path` is of a tfm run folder's own files ("epoch 8's checkpoint of the run 'runs/m30k'"), or None.
 
-    A run's own files are what training writes and every later command trusts: config.json and
-    history.csv (and copies of them beside them), tokenizer/, backup/, workers/, logs/, .lock, the
-    epoch checkpoints `checkpoints/epoch_NNN.weights.h5`, and the folders checkpoints/ and hyps/
-    themselves. Other names inside checkpoints/ (`averaged.weights.h5`, any `NAME.weights.h5` of
+    A run folder is one above `path` holding a tfm tokenizer (`tokenizer/sentencepiece.model`) or a
+    config.json that is a run record. Its own files are what training writes and every later command
+    trusts: config.json and history.csv (and copies of them beside them), tokenizer/, backup/,
+    workers/, logs/, .lock, the epoch checkpoints `checkpoints/epoch_NNN.weights.h5`, and the folders
+    checkpoints/ and hyps/ themselves. Other names inside checkpoints/ (`averaged.weights.h5`, any `NAME.weights.h5` of
     tfm average) and hyps/ (tfm evaluate's) are the outputs of later commands. Symbolic links are
     followed, so a link to a run's file is that file.
 
