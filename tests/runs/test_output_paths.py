@@ -101,6 +101,15 @@ def test_average_refuses_every_file_of_a_run_even_through_a_link(example_run, tm
     assert snapshot(example_run, tmp_path) == before
 
 
+def test_average_output_must_be_a_weights_file_name(example_run, tmp_path, no_work):
+    with pytest.raises(IsADirectoryError, match=f"--output '{tmp_path}/x.weights.h5' is a folder; give a file name "
+                       "ending in .weights.h5"):
+        (tmp_path / "x.weights.h5").mkdir()
+        average_checkpoints(example_run, output=str(tmp_path / "x.weights.h5"))
+    with pytest.raises(ValueError, match="the file name must end in .weights.h5"):
+        average_checkpoints(example_run, output=str(tmp_path / "avg.h5"))
+
+
 def test_average_into_another_runs_checkpoint_is_refused(example_run, fresh_run, capsys, no_work):
     target = os.path.join(fresh_run, "checkpoints", "epoch_001.weights.h5")
     before = snapshot(example_run, fresh_run)

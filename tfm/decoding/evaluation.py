@@ -201,7 +201,8 @@ def validate_results_folder(run_dir):
     """Raises unless `RUN/hyps/` can take an evaluation's files; `tfm evaluate` asks before it decodes.
 
     The rule every output path follows (`tfm.runs.folder`): `RUN/hyps` is a folder or can be made
-    (not a file, a symbolic link loop or a dangling link), and the folder it is in can be written.
+    (not a file, a symbolic link loop or a dangling link), and it (or, before it is made, the run
+    folder) can be written.
 
     Args:
         run_dir: str. The run folder.
