@@ -141,7 +141,7 @@ def test_average_defaults_to_the_runs_checkpoints_to_average(run, tmp_path, caps
 
     output = str(tmp_path / "avg.weights.h5")
     assert cli.main(["average", "--run", run, "--output", output]) == 0
-    with open(output[: -len(".weights.h5")] + ".json") as f:
+    with open(runs.averaging_record(output)) as f:  # avg.weights.h5.averaging.json
         assert json.load(f)["epochs"] == [1, 2]
     assert "averages 3 checkpoints" in caplog.text
     averaged = runs.build_float32_model(runs.model_config_from_info(runs.read_run_config(run)))

@@ -255,7 +255,7 @@ def test_average_equals_numpy_mean_and_is_loaded_first(tiny_run, tmp_path):
     per_epoch = [load_run(run_dir, checkpoint=epoch)[0].get_weights() for epoch in (2, 3)]
     path = average_checkpoints(run_dir, last=2)
     assert path == os.path.join(run_dir, "checkpoints", "averaged.weights.h5")
-    with open(os.path.join(run_dir, "checkpoints", "averaged.json")) as f:
+    with open(os.path.join(run_dir, "checkpoints", "averaged.weights.h5.averaging.json")) as f:
         assert json.load(f)["epochs"] == [2, 3]
     model, _, info = load_run(run_dir)  # the averaged checkpoint wins over the latest
     assert info["checkpoint"] == path
@@ -277,8 +277,9 @@ def test_average_chosen_epochs_equals_numpy_mean(tiny_run, tmp_path):
     first, third = (load_run(run_dir, checkpoint=epoch)[0].get_weights() for epoch in (1, 3))
     output = str(tmp_path / "best.weights.h5")
     average_checkpoints(run_dir, epochs=[3, 1], output=output)  # e.g. the best two on validation
-    with open(str(tmp_path / "best.json")) as f:
+    with open(str(tmp_path / "best.weights.h5.averaging.json")) as f:  # named after the whole file name
         assert json.load(f)["epochs"] == [1, 3]
+    assert not os.path.exists(tmp_path / "best.json")
     model, _, _ = load_run(run_dir, checkpoint=output)
     for got, a, b in zip(model.get_weights(), first, third):
         np.testing.assert_allclose(got, (a.astype(np.float64) + b) / 2, rtol=1e-6, atol=1e-7)

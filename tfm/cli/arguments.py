@@ -91,7 +91,9 @@ def add_average(p):
     p.add_argument("--last", type=positive_int, default=None,
                    help="how many of the last checkpoints (default: the run's checkpoints_to_average, "
                         "5 for base and 20 for big, or all there are when fewer)")
-    p.add_argument("--output", default=None, help="checkpoint to write (default: RUN/checkpoints/averaged.weights.h5)")
+    p.add_argument("--output", default=None,
+                   help="weights file to write, NAME.weights.h5, never one of the run's own files (default: "
+                        "RUN/checkpoints/averaged.weights.h5); the epochs averaged go to OUTPUT.averaging.json")
 
 
 def add_decoding(p):
@@ -125,7 +127,11 @@ def add_evaluate(p):
 def add_export(p):
     p.add_argument("--run", required=True, help="run folder made by tfm train")
     p.add_argument("--output", required=True,
-                   help="folder to write, new or empty (TF Serving wants MODEL/VERSION, e.g. exported/m30k/1)")
+                   help="folder to write, new or empty (TF Serving wants MODEL/VERSION, e.g. exported/m30k/1); "
+                        "written beside it and renamed into place once complete")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an earlier export of the same format in --output (default: refuse it); the old "
+                        "one stays until the new one is complete")
     p.add_argument("--format", choices=("savedmodel", "ctranslate2"), default="savedmodel",
                    help="savedmodel: TF Serving, string in, string out (default); ctranslate2: CTranslate2's C++ "
                         "engine (pip install 'tfm[ctranslate2]'), faster on CPU, int8 with --quantization")

@@ -183,6 +183,7 @@ def evaluate_command(args):
     _decoding_threads()
 
     model, tokenizer, run_info = load_run(args.run, checkpoint=args.checkpoint)
+    evaluation.validate_results_folder(run_info["run_dir"])  # RUN/hyps/ refused now, not after decoding
     if run_info["data"]["dataset"] in PARSING_TASKS:
         return _evaluate_parsing(args, model, tokenizer, run_info)
     sources, references = evaluation.split_pairs(run_info, args.split, limit=args.limit)
@@ -245,8 +246,9 @@ def export_command(args):
         return _export_ctranslate2(args)
     if args.quantization is not None:
         raise ValueError("--quantization is for --format ctranslate2 (a SavedModel keeps float32 weights)")
-    path = export_saved_model(args.run, args.output, beam_size=args.beam_size, alpha=args.alpha, checkpoint=args.checkpoint,
-                  signatures=args.signatures, alignment_layer=args.alignment_layer)
+    path = export_saved_model(args.run, args.output, beam_size=args.beam_size, alpha=args.alpha,
+                              checkpoint=args.checkpoint, signatures=args.signatures,
+                              alignment_layer=args.alignment_layer, overwrite=args.overwrite)
     with open(os.path.join(path, METADATA_FILE)) as f:
         metadata = json.load(f)
     extra = "".join(f"; {name}: text -> {', '.join(outputs)}" for name, outputs in metadata["signatures"].items()
@@ -264,7 +266,8 @@ def _export_ctranslate2(args):
     if args.beam_size is not None or args.alpha is not None:
         logger.warning("--beam-size/--alpha are chosen at translation time with CTranslate2; the run's are recorded")
     try:
-        path = export_ctranslate2(args.run, args.output, quantization=args.quantization, checkpoint=args.checkpoint)
+        path = export_ctranslate2(args.run, args.output, quantization=args.quantization, checkpoint=args.checkpoint,
+                                  overwrite=args.overwrite)
     except ImportError as error:  # ctranslate2 is an optional extra
         raise ValueError(str(error)) from None
     print(f"exported {args.run} to {path} (CTranslate2, {args.quantization or 'float32'} weights)")

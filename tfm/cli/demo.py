@@ -77,7 +77,7 @@ def run_demo(run="runs/demo", epochs=None):
         print(f"  {source}\n    -> {hypothesis}")
 
     path = os.path.join(run, "export", "1")
-    export_saved_model((model, tokenizer), path, beam_size=beam_size, alpha=alpha)
+    export_saved_model((model, tokenizer), path, beam_size=beam_size, alpha=alpha, overwrite=True)  # a rerun's too
     with without_identity_notice():  # loading the SavedModel loads its SentencePiece model
         loaded = tf.saved_model.load(path).signatures["serving_default"]
         served = loaded(text=tf.constant(EXAMPLES[:1]))["translations"].numpy()[0].decode("utf-8")

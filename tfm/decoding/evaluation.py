@@ -26,7 +26,8 @@ signature shows `eff:yes`, and `note` says why). Real corpora never hit this.
 `tfm evaluate` writes the hypotheses to `RUN/hyps/<name>.txt` (one per line, in
 corpus order) and the scores to `RUN/hyps/<name>.json`, the name made of everything
 that decides the hypotheses (`results_name`): `test.beam4.alpha0.6.averaged`, so that
-a second evaluation with another beam, α or checkpoint keeps the first one's files.
+a second evaluation with another beam, α or checkpoint keeps the first one's files. `tfm evaluate`
+checks that `RUN/hyps/` can be written before it decodes (`validate_results_folder`).
 """
 
 import json
@@ -196,16 +197,55 @@ def results_name(split, scores, limit=None):
     return ".".join(part for part in parts if part)
 
 
+def validate_results_folder(run_dir):
+    """Raises unless `RUN/hyps/` can take an evaluation's files; `tfm evaluate` asks before it decodes.
+
+    The rule every output path follows (`tfm.runs.folder`): `RUN/hyps` is a folder or can be made
+    (not a file, a symbolic link loop or a dangling link), and it (or, before it is made, the run
+    folder) can be written.
+
+    Args:
+        run_dir: str. The run folder.
+
+    Returns:
+        str: the results folder, `RUN/hyps`.
+
+    Raises:
+        NotADirectoryError: `RUN/hyps` is a file, a link loop or a dangling link.
+        tfm.runs.WriteError: it cannot be written (read-only, not this user's).
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> os.path.basename(validate_results_folder(run))
+        'hyps'
+        >>> open(os.path.join(run, "hyps"), "w").close()
+        >>> validate_results_folder(run)
+        Traceback (most recent call last):
+        ...
+        NotADirectoryError: the results folder '...hyps' is a file, not a folder
+    """
+    from tfm.runs import folder as runs
+
+    folder = os.path.join(run_dir, runs.HYPS_DIR)
+    runs.validate_output_path(folder, "the results folder")
+    runs.validate_writable(folder, inside=True)
+    return folder
+
+
 def write_results(run_dir, split, hypotheses, scores, limit=None):
     """`RUN/hyps/<name>.txt` and `.json` (the name: `results_name(split, scores, limit)`), each whole or not
     at all; returns both paths.
 
     Raises:
+        NotADirectoryError: `RUN/hyps` is a file, a link loop or a dangling link (`validate_results_folder`).
         tfm.runs.WriteError: a file could not be written (named, with the cause: read-only, disk full).
     """
     from tfm.runs import folder as runs
 
-    folder = os.path.join(run_dir, runs.HYPS_DIR)
+    folder = validate_results_folder(run_dir)
     runs.make_folder(folder)
     stem = os.path.join(folder, results_name(split, scores, limit))
     # One line per sentence even if a translation contained a line break.

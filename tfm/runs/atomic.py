@@ -9,6 +9,11 @@ contract built on these is `tfm.runs`'s (which re-exports every name here).
 
     write_json_atomic("runs/m30k/config.json", {"format": 1})
     save_weights(model, "runs/m30k/checkpoints/epoch_001.weights.h5")   # {"bytes", "sha256"}
+    with atomic_folder("exported/m30k/1", replace=False) as tmp:          # a folder: filled, then renamed
+        tf.saved_model.save(module, tmp)
+
+A folder (an export) is written the same way: into a temporary sibling `.tmpPID.<name>`, renamed into place
+only once it is complete (`atomic_folder`), so a failed or killed export leaves nothing where a server looks.
 """
 
 import contextlib
@@ -17,6 +22,8 @@ import hashlib
 import io
 import json
 import os
+import re
+import shutil
 
 CAUSES = {
     errno.ENOSPC: "the disk is full",
@@ -102,6 +109,176 @@ def write_atomic(path, data, before_replace=None):
             raise WriteError(error.errno, error.strerror, path) from None
         raise
     _sync_folder(folder)
+
+
+def is_running(pid):
+    """Whether process `pid` is alive (another user's counts as alive); this process's own does not count.
+
+    A temporary file or folder named `.tmpPID.*` whose process is gone was left by a write cut short.
+
+    Args:
+        pid: int.
+
+    Example:
+        >>> is_running(os.getppid()), is_running(2**22 + 4321)   # the parent; above the default pid_max
+        (True, False)
+    """
+    if pid == os.getpid():
+        return False  # this process writes nothing at the moment it cleans
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def atomic_folder(path, replace=False):
+    """A folder written whole or not at all: yields a temporary sibling to fill, renamed to `path` at the end.
+
+    The block writes into `.tmpPID.<name>` beside `path`; when it ends without an error the files are
+    flushed to the disk and the folder is renamed to `path` (an empty folder there is replaced; an
+    existing one only with `replace=True`, swapped out and then removed). When the block raises, the
+    temporary folder (and any folder made for it) is removed and `path` keeps what it held.
+    Temporary siblings of `path` left by processes that are gone (killed exports) are removed first.
+    Checking `path` before any work is `tfm.runs.folder.validate_output_folder`'s.
+
+    Args:
+        path: str. The folder to write (its parent is made if needed).
+        replace: bool. Replace a non-empty folder at `path`. Defaults to `False`.
+
+    Raises:
+        WriteError: the parent, the temporary folder or the rename failed (named, with the cause).
+        FileExistsError: `path` is a non-empty folder (made meanwhile) and `replace` is False.
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> target = os.path.join(tmp.name, "exported", "1")
+        >>> with atomic_folder(target) as folder:
+        ...     write_atomic(os.path.join(folder, "model.txt"), "complete")
+        >>> os.listdir(os.path.dirname(target)), os.listdir(target)
+        (['1'], ['model.txt'])
+        >>> with atomic_folder(target, replace=True) as folder:
+        ...     raise RuntimeError("the export failed")
+        Traceback (most recent call last):
+        RuntimeError: the export failed
+        >>> os.listdir(os.path.dirname(target)), os.listdir(target)   # nothing left behind, the old one kept
+        (['1'], ['model.txt'])
+        >>> with atomic_folder(os.path.join(tmp.name, "new", "1")) as folder:
+        ...     raise RuntimeError("the export failed")
+        Traceback (most recent call last):
+        RuntimeError: the export failed
+        >>> sorted(os.listdir(tmp.name))   # not even the folder made for it
+        ['exported']
+    """
+    path = os.path.abspath(os.fspath(path))
+    parent, name = os.path.split(path)
+    made = parent  # the first folder this call makes, removed again (when empty) if the write fails
+    while not os.path.lexists(os.path.dirname(made)) and os.path.dirname(made) != made:
+        made = os.path.dirname(made)
+    made = None if os.path.lexists(made) else made
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as error:
+        raise WriteError(error.errno, error.strerror, error.filename or parent) from None
+    _remove_stale_siblings(parent, name)
+    tmp = os.path.join(parent, f".tmp{os.getpid()}.{name}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        try:
+            os.mkdir(tmp)
+        except OSError as error:
+            raise WriteError(error.errno, error.strerror, path) from None
+        try:
+            yield tmp
+            _sync_tree(tmp)
+            _rename_into_place(tmp, path, replace)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    except BaseException:
+        _remove_empty_folders(parent, made)
+        raise
+    _sync_folder(parent)
+
+
+def _remove_empty_folders(folder, top):
+    """Removes `folder` and the folders above it up to `top` (included) while they are empty; nothing when `top` is
+    None."""
+    if top is None:
+        return
+    while True:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
+        if folder == top or os.path.dirname(folder) == folder:
+            return
+        folder = os.path.dirname(folder)
+
+
+def _remove_stale_siblings(parent, name):
+    """Removes `.tmpPID.<name>` and `.tmpPID.replaced.<name>` in `parent` whose process is gone."""
+    pattern = re.compile(rf"^\.tmp(\d+)\.(?:replaced\.)?{re.escape(name)}$")
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.match(entry)
+        if match and not is_running(int(match.group(1))):
+            stale = os.path.join(parent, entry)
+            if os.path.isdir(stale) and not os.path.islink(stale):
+                shutil.rmtree(stale, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.remove(stale)
+
+
+def _sync_tree(folder):
+    """Every file under `folder` flushed to the disk, then the folders themselves (a rename then publishes whole
+    files)."""
+    for root, _, files in os.walk(folder):
+        for name in files:
+            fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            except OSError:  # not possible on every file system
+                pass
+            finally:
+                os.close(fd)
+        _sync_folder(root)
+
+
+def _rename_into_place(tmp, path, replace):
+    try:
+        try:
+            os.rename(tmp, path)  # absent, or an empty folder: replaced in one step
+            return
+        except OSError as error:
+            if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.EISDIR, errno.ENOTDIR):
+                raise
+        if not replace:
+            raise FileExistsError(f"{path} appeared while it was being written (another process?); it is kept, "
+                                  "and nothing was written") from None
+        old = os.path.join(os.path.dirname(path), f".tmp{os.getpid()}.replaced.{os.path.basename(path)}")
+        os.rename(path, old)
+        try:
+            os.rename(tmp, path)
+        except OSError:
+            os.rename(old, path)  # the previous folder back where it was
+            raise
+        if os.path.isdir(old) and not os.path.islink(old):
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.remove(old)
+    except OSError as error:
+        if isinstance(error, (WriteError, FileExistsError)):
+            raise
+        raise WriteError(error.errno, error.strerror, path) from None
 
 
 def _sync_folder(folder):

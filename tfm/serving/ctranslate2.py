@@ -60,18 +60,22 @@ Decoding follows tfm's rules (`tfm.decoding.search_entry`) where CTranslate2 let
 import logging
 import numbers
 import os
-import shutil
 
 import numpy as np
 
 from tfm.config.rules import validate_length_penalty
 from tfm.decoding import input_rule
-from tfm.serving.metadata import check_sentences, read_metadata, resolve_model, write_metadata
+from tfm.runs.atomic import atomic_folder
+from tfm.serving.metadata import METADATA_FILE, check_sentences, read_metadata, resolve_model, write_metadata
 from tfm.special_tokens import END, PAD, START, UNK
 
 logger = logging.getLogger(__name__)
 
 SENTENCEPIECE_FILE = "sentencepiece.model"
+# What an export folder holds: CTranslate2's files and tfm's (nothing else is replaced by --overwrite).
+CTRANSLATE2_FILES = {"model.bin", "config.json", "shared_vocabulary.json", "shared_vocabulary.txt",
+                     "source_vocabulary.json", "source_vocabulary.txt", "target_vocabulary.json",
+                     "target_vocabulary.txt", "vocabulary.json", "vocabulary.txt", SENTENCEPIECE_FILE, METADATA_FILE}
 QUANTIZATIONS = ("int8", "int8_float32", "int16", "float16", "bfloat16", "float32")
 # Tokens tfm's search never writes: [PAD] is never a prediction, [START] only begins the decoder's input.
 SUPPRESSED = [[PAD], [START]]
@@ -211,17 +215,52 @@ def ctranslate2_spec(model, vocabulary):
     return spec
 
 
-def export_ctranslate2(run_or_model, output_dir, *, tokenizer=None, checkpoint=None, quantization=None):
+def validate_output_dir(output_dir, overwrite=False):
+    """The output-path rule (`tfm.runs.folder.validate_output_folder`) for a CTranslate2 export: checked before
+    any work.
+
+    Args:
+        output_dir: str, where `export_ctranslate2` is asked to write.
+        overwrite: bool. Accept a previous CTranslate2 export there (it is replaced). Defaults to `False`.
+
+    Returns:
+        str: the resolved absolute path to write.
+
+    Raises:
+        FileExistsError: `output_dir` holds something other than a CTranslate2 export, or one and
+            `overwrite` is False.
+        NotADirectoryError: it, or a folder above it, is a file, a symbolic link loop or a dangling link.
+        ValueError: it is inside one of a run's own files (its checkpoints, tokenizer, ...).
+        tfm.runs.WriteError: the folder it goes in cannot be written.
+
+    Example:
+        >>> folder = tempfile.mkdtemp()
+        >>> open(os.path.join(folder, "model.bin"), "w").close()
+        >>> validate_output_dir(folder)
+        Traceback (most recent call last):
+        FileExistsError: --output '...' already holds a CTranslate2 export; replace it with --overwrite ...
+    """
+    from tfm.runs import folder as runs  # Keras: kept out of CTranslate2Translator's import (no TensorFlow)
+
+    return runs.validate_output_folder(os.fspath(output_dir), overwrite=overwrite, marker="model.bin",
+                                       entries=CTRANSLATE2_FILES, kind="a CTranslate2 export")
+
+
+def export_ctranslate2(run_or_model, output_dir, *, tokenizer=None, checkpoint=None, quantization=None,
+                       overwrite=False):
     """Writes a CTranslate2 model folder: `model.bin`, the vocabularies, `sentencepiece.model`, `tfm_export.json`.
 
     Args:
         run_or_model: a run folder, a `(model, tokenizer)` pair, or a model with `tokenizer=`
             (`tfm.serving.metadata.resolve_model`).
-        output_dir: str or path, a new folder (or one this function wrote before, replaced).
+        output_dir: str or path, a new or empty folder. Checked before any work (`validate_output_dir`);
+            written into a temporary sibling and renamed into place only when complete.
         tokenizer: the `SubwordTokenizer` when `run_or_model` is a bare model.
         checkpoint: which weights of a run folder (see `tfm.runs.load_run`).
         quantization: None (float32) or one of `QUANTIZATIONS` (CTranslate2's weight types; `int8`
             is the fast one on CPUs).
+        overwrite: bool. Replace a previous CTranslate2 export in `output_dir` (only once the new one
+            is complete). Defaults to `False`: an existing export is refused.
 
     Returns:
         str: `output_dir`. Its `tfm_export.json` records the model config's beam size and α as the
@@ -229,8 +268,11 @@ def export_ctranslate2(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
         and where the weights came from.
 
     Raises:
-        FileExistsError: `output_dir` holds something other than a CTranslate2 export.
-        ValueError: a model CTranslate2 cannot run (`validate_convertible`), or an unknown quantization.
+        FileExistsError: `output_dir` holds something other than a CTranslate2 export, or one and
+            `overwrite` is False.
+        NotADirectoryError, tfm.runs.WriteError: a path no export can go to (`validate_output_dir`).
+        ValueError: a model CTranslate2 cannot run (`validate_convertible`), an unknown quantization, or
+            `output_dir` inside one of a run's own files.
 
     Example:
         >>> import tfm
@@ -249,27 +291,23 @@ def export_ctranslate2(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
     output_dir = os.fspath(output_dir)
     if quantization is not None and quantization not in QUANTIZATIONS:
         raise ValueError(f"quantization={quantization!r}: expected one of {', '.join(QUANTIZATIONS)}")
-    if os.path.exists(output_dir) and os.listdir(output_dir):
-        if not os.path.exists(os.path.join(output_dir, "model.bin")):
-            raise FileExistsError(f"--output {output_dir!r} exists and is not a CTranslate2 export; "
-                                  "choose a new or empty folder")
+    target = validate_output_dir(output_dir, overwrite=overwrite)  # before any work
     model, tokenizer, source = resolve_model(run_or_model, tokenizer=tokenizer, checkpoint=checkpoint)
     spec = ctranslate2_spec(model, tokenizer.vocabulary())
     spec.validate()
     spec.optimize(quantization=quantization)
-    if os.path.exists(output_dir):
-        shutil.rmtree(output_dir)
-    os.makedirs(output_dir)
-    spec.save(output_dir)
-    with open(os.path.join(output_dir, SENTENCEPIECE_FILE), "wb") as f:
-        f.write(tokenizer.model_proto)
     c = model.config
-    return write_metadata(output_dir, {
-        "format": "ctranslate2", "ctranslate2_version": ctranslate2.__version__,
-        "quantization": quantization or "float32", "beam_size": int(c.beam_size),
-        "alpha": float(c.length_penalty), "max_source_length": int(c.max_length),
-        "max_extra_length": int(c.max_extra_length), "model": type(model).__name__, "model_config": c.to_dict(),
-        **source})
+    with atomic_folder(target, replace=overwrite) as folder:  # renamed into place once complete
+        spec.save(folder)
+        with open(os.path.join(folder, SENTENCEPIECE_FILE), "wb") as f:
+            f.write(tokenizer.model_proto)
+        write_metadata(folder, {
+            "format": "ctranslate2", "ctranslate2_version": ctranslate2.__version__,
+            "quantization": quantization or "float32", "beam_size": int(c.beam_size),
+            "alpha": float(c.length_penalty), "max_source_length": int(c.max_length),
+            "max_extra_length": int(c.max_extra_length), "model": type(model).__name__, "model_config": c.to_dict(),
+            **source})
+    return output_dir
 
 
 def _length_penalty(length, alpha):

@@ -61,10 +61,13 @@ from tfm.config.rules import validate_length_penalty
 from tfm.decoding import input_rule_ops, nbest
 from tfm.decoding.decodable import as_decodable
 from tfm.decoding.search_entry import search, validate_beam_size
+from tfm.runs import folder as runs
 from tfm.serving.metadata import METADATA_FILE, check_sentences, read_metadata, resolve_model, write_metadata
 
 logger = logging.getLogger(__name__)
 
+# What an export folder holds: TensorFlow's files and tfm's record (nothing else is replaced by --overwrite).
+SAVED_MODEL_FILES = {"saved_model.pb", "variables", "assets", "fingerprint.pb", METADATA_FILE}
 # Optional signatures beside serving_default, chosen at export time (`tfm.decoding.nbest`).
 SIGNATURES = ("nbest", "alignment")
 # Every signature also answers `truncated`: True where the input's subwords beyond max_length were dropped.
@@ -186,37 +189,34 @@ class ExportedTranslator(tf.Module):
         return {"translations": translations, "scores": scores, **aligned, "truncated": truncated}
 
 
-def validate_output_dir(output_dir):
-    """Refuses a folder that holds anything but a previous SavedModel (which is replaced).
+def validate_output_dir(output_dir, overwrite=False):
+    """The output-path rule (`tfm.runs.folder.validate_output_folder`) for a SavedModel: checked before any work.
 
     Args:
         output_dir: str, where `export_saved_model` is asked to write.
+        overwrite: bool. Accept a previous SavedModel there (it is replaced). Defaults to `False`.
 
     Returns:
-        None: the folder is missing, empty or a previous export.
+        str: the resolved absolute path to write.
 
     Raises:
-        FileExistsError: `output_dir` is a file, or a folder with other things in it.
+        FileExistsError: `output_dir` holds something other than an export, or a previous export and
+            `overwrite` is False.
+        NotADirectoryError: it, or a folder above it, is a file, a symbolic link loop or a dangling link.
+        ValueError: it is inside one of a run's own files (its checkpoints, tokenizer, ...).
+        tfm.runs.WriteError: the folder it goes in cannot be written.
 
     Example:
         >>> folder = tempfile.mkdtemp()
-        >>> validate_output_dir(folder)   # empty: fine
+        >>> validate_output_dir(folder) == os.path.realpath(folder)   # empty: fine
+        True
         >>> open(os.path.join(folder, "notes.txt"), "w").close()
         >>> validate_output_dir(folder)
         Traceback (most recent call last):
         FileExistsError: --output '...' exists and is not an exported model (it holds notes.txt); choose a new ...
     """
-    if not os.path.exists(output_dir):
-        return
-    if not os.path.isdir(output_dir):
-        raise FileExistsError(f"--output {output_dir!r} exists and is not a folder")
-    entries = set(os.listdir(output_dir))
-    ours = {"saved_model.pb", "variables", "assets", "fingerprint.pb", METADATA_FILE}
-    if entries and not ("saved_model.pb" in entries and entries <= ours):
-        raise FileExistsError(
-            f"--output {output_dir!r} exists and is not an exported model (it holds "
-            f"{', '.join(sorted(entries)[:5])}{' ...' if len(entries) > 5 else ''}); choose a new or empty folder, "
-            "e.g. exported/NAME/1")
+    return runs.validate_output_folder(os.fspath(output_dir), overwrite=overwrite, marker="saved_model.pb",
+                                       entries=SAVED_MODEL_FILES, kind="an exported model")
 
 
 @contextlib.contextmanager
@@ -232,14 +232,16 @@ def _quiet_tensorflow_info():
 
 
 def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=None, beam_size=None, alpha=None,
-                       max_extra_length=None, signatures=(), alignment_layer=-1):
+                       max_extra_length=None, signatures=(), alignment_layer=-1, overwrite=False):
     """Writes a SavedModel whose `serving_default` translates a batch of strings.
 
     Args:
         run_or_model: a run folder (str; loaded with `tfm.runs.load_run`), a `(model, tokenizer)` pair,
             or a model with `tokenizer=` (`tfm.serving.metadata.resolve_model`).
-        output_dir: str or path. The SavedModel folder. TensorFlow Serving wants a numbered
-            version folder inside the model folder: `exported/m30k/1`.
+        output_dir: str or path. The SavedModel folder, new or empty. TensorFlow Serving wants a
+            numbered version folder inside the model folder: `exported/m30k/1`. Checked before any
+            work (`validate_output_dir`); written into a temporary sibling and renamed into place only
+            when complete, so a failed export leaves nothing behind.
         tokenizer: the `SubwordTokenizer` when `run_or_model` is a bare model.
         checkpoint: which weights of a run folder (see `tfm.runs.load_run`).
         beam_size, alpha, max_extra_length: as in `ExportedTranslator` (None: the model config's). Fixed
@@ -249,13 +251,18 @@ def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
             translation with its subwords, each output subword's source position and the
             cross-attention of `alignment_layer` averaged over heads). See `tfm.decoding.nbest`.
         alignment_layer: int. The decoder layer the alignment reads (-1: the last).
+        overwrite: bool. Replace a previous SavedModel in `output_dir` (only once the new one is
+            complete). Defaults to `False`: an existing export is refused.
 
     Returns:
         str: `output_dir`. A `tfm_export.json` beside `saved_model.pb` records the settings
         (`tfm.serving.metadata`).
 
     Raises:
-        FileExistsError: `output_dir` holds something other than a previous export.
+        FileExistsError: `output_dir` holds something other than a previous export, or a previous
+            export and `overwrite` is False.
+        NotADirectoryError, ValueError, tfm.runs.WriteError: a path no export can go to
+            (`validate_output_dir`).
 
     Example:
         >>> import tfm
@@ -270,18 +277,27 @@ def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
         >>> out = serve(text=tf.constant(["two", " two\\n", "two " * 9]))
         >>> bool(out["translations"][0] == out["translations"][1]), out["truncated"].numpy().tolist()
         (True, [False, False, True])
+        >>> export_saved_model((model, tokenizer), path)
+        Traceback (most recent call last):
+        FileExistsError: --output '...1' already holds an exported model; replace it with --overwrite ...
     """
     output_dir = os.fspath(output_dir)
-    validate_output_dir(output_dir)
+    target = validate_output_dir(output_dir, overwrite=overwrite)  # before any work
     model, tokenizer, source = resolve_model(run_or_model, tokenizer=tokenizer, checkpoint=checkpoint)
     module = ExportedTranslator(model, tokenizer, beam_size=beam_size, alpha=alpha,
                                 max_extra_length=max_extra_length, signatures=signatures,
                                 alignment_layer=alignment_layer)
     functions = {name: getattr(module, name).get_concrete_function() for name in module.signature_names}
-    with _quiet_tensorflow_info():  # "INFO:tensorflow:Assets written to: ..." (twice in a notebook)
-        tf.saved_model.save(module, output_dir, signatures=functions)
     config = getattr(model, "config", None)
-    return write_metadata(output_dir, {
+    with runs.atomic_folder(target, replace=overwrite) as folder:  # renamed into place once complete
+        with _quiet_tensorflow_info():  # "INFO:tensorflow:Assets written to: ..." (twice in a notebook)
+            tf.saved_model.save(module, folder, signatures=functions)
+        _write_record(folder, model, module, config, source)
+    return output_dir
+
+
+def _write_record(folder, model, module, config, source):
+    write_metadata(folder, {
         "signature": "serving_default",
         "inputs": {"text": "tf.string (B,)"},
         "outputs": SIGNATURE_OUTPUTS["serving_default"],

@@ -8,6 +8,7 @@ checkpoints, which were written at 10-minute intervals. For the big models, we
 averaged the last 20 checkpoints." tfm writes one checkpoint per epoch.
 """
 
+import contextlib
 import logging
 import os
 
@@ -27,8 +28,10 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
             None: the run config's `checkpoints_to_average` (5 base, 20 big), or every
             checkpoint there is when the run has fewer (a warning says so).
         output: str or None. Where to write; defaults to
-            `RUN/checkpoints/averaged.weights.h5` (what `load_run` prefers). A
-            `.json` beside it lists the epochs averaged.
+            `RUN/checkpoints/averaged.weights.h5` (what `load_run` prefers). Checked
+            before any work (`tfm.runs.folder.validate_output_file`): never one of a
+            run's own files (an epoch checkpoint, config.json, ...). `<output>.averaging.json`
+            beside it lists the epochs averaged (`tfm.runs.folder.averaging_record`).
         epochs: list of int or None. Average these epochs' checkpoints instead of the
             last ones (e.g. the best on validation); `last` must then be None.
 
@@ -37,7 +40,9 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
 
     Raises:
         ValueError: `last` asks for more checkpoints than the run has (says how many),
-            or a checkpoint is damaged (named).
+            a checkpoint is damaged (named), or `output` is one of a run's own files or
+            does not end in .weights.h5.
+        NotADirectoryError: a folder above `output` is a file, a link loop or a dangling link.
         tfm.runs.WriteError: `output` cannot be written (named, with the cause); a file
             already there is kept as it was.
 
@@ -49,14 +54,22 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
         >>> os.path.basename(average_checkpoints(run, last=2))     # what load_run then prefers
         'averaged.weights.h5'
         >>> import json
-        >>> json.load(open(os.path.join(run, "checkpoints", "averaged.json")))["epochs"]
+        >>> json.load(open(os.path.join(run, "checkpoints", "averaged.weights.h5.averaging.json")))["epochs"]
         [2, 3]
+        >>> average_checkpoints(run, last=2, output=os.path.join(run, "checkpoints", "epoch_003.weights.h5"))
+        Traceback (most recent call last):
+        ...
+        ValueError: --output '...epoch_003.weights.h5' is epoch 3's checkpoint of the run '...run'; tfm never ...
     """
     run_dir = os.path.abspath(run_dir)
     info = runs.read_run_config(run_dir)
     config = runs.model_config_from_info(info)
-    found = runs.epoch_checkpoints(run_dir)
     folder = os.path.join(run_dir, runs.CHECKPOINT_DIR)
+    default = os.path.join(folder, runs.AVERAGED)
+    output = os.fspath(output) if output is not None else default
+    target = runs.validate_output_file(output, suffix=".weights.h5")  # before any work, as every output path
+    record = runs.validate_output_file(runs.averaging_record(target), "--output's record")
+    found = runs.epoch_checkpoints(run_dir)
     if epochs is not None:
         if last is not None:
             raise ValueError(f"last={last} and epochs={list(epochs)}: give one of them")
@@ -82,9 +95,6 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
             f"{' (' + ', '.join(os.path.basename(p) for _, p in found) + ')' if found else ''}; "
             f"train more epochs or ask for --last {max(len(found), 1)}"
             + (f" (the run keeps its last {keep})" if keep and keep < last else ""))
-    output = output or os.path.join(folder, runs.AVERAGED)
-    if not str(output).endswith(".weights.h5"):
-        raise ValueError(f"output={output!r}: the file name must end in .weights.h5")
     chosen = found[-int(last):]
     model = runs.build_float32_model(config)
     total = None
@@ -96,10 +106,12 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
         else:
             total = [t + w if np.issubdtype(w.dtype, np.floating) else w for t, w in zip(total, weights)]
     model.set_weights([t / len(chosen) if np.issubdtype(t.dtype, np.floating) else t for t in total])
-    runs.make_folder(os.path.dirname(os.path.abspath(output)))
-    runs.save_weights(model, output)
-    runs.write_json_atomic(str(output)[: -len(".weights.h5")] + ".json",
-                           {"epochs": [epoch for epoch, _ in chosen],
-                            "checkpoints": [os.path.basename(p) for _, p in chosen]})
+    runs.make_folder(os.path.dirname(target))
+    runs.save_weights(model, target)
+    runs.write_json_atomic(record, {"epochs": [epoch for epoch, _ in chosen],
+                                    "checkpoints": [os.path.basename(p) for _, p in chosen]})
+    if target == os.path.realpath(default):  # the record's name before: checkpoints/averaged.json, now stale
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(folder, "averaged.json"))
     logger.info("averaged %s into %s", ", ".join(os.path.basename(p) for _, p in chosen), output)
     return output
