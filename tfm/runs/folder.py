@@ -25,9 +25,11 @@ has finished, and how a session resumes it (a damaged backup included), is
 `tfm.runs.resume`'s; reading and writing history.csv is `tfm.runs.history`'s (its names re-exported here).
 """
 
+import collections
 import contextlib
 import datetime
 import errno
+import io
 import json
 import logging
 import os
@@ -39,13 +41,26 @@ import keras
 
 from tfm import __version__
 from tfm.config.configs import DataConfig
-from tfm.data.subword_tokenizer import MODEL_FILE, SubwordTokenizer
-from tfm.models.registry import build_model, config_class
-from tfm.runs.atomic import CAUSES, WriteError, cause, save_weights, weights_bytes, write_atomic, write_json_atomic  # noqa: F401  (tfm.runs' API)
+from tfm.config.rules import ConfigIO
+from tfm.data.subword_tokenizer import CONFIG_FILE as TOKENIZER_CONFIG_FILE
+from tfm.data.subword_tokenizer import MODEL_FILE, VOCAB_FILE, SubwordTokenizer
+from tfm.models.registry import build_model, config_class, model_name
+from tfm.runs.atomic import (  # noqa: F401  (tfm.runs' API)
+    CAUSES,
+    RECORD_ATTRIBUTE,
+    WriteError,
+    cause,
+    model_record,
+    save_weights,
+    weights_bytes,
+    write_atomic,
+    write_json_atomic,
+)
 from tfm.runs.history import (  # noqa: F401
     HISTORY_COLUMNS,
     HISTORY_FILE,
     format_history,
+    history_problem,
     read_history,
     read_rows,  # (tfm.runs' API)
     write_rows,
@@ -87,7 +102,8 @@ def read_run_config(run_dir):
     Raises:
         FileNotFoundError: no such folder, or no config.json.
         NotADirectoryError: `run_dir` is a file; a symbolic link loop or dangling link is named too.
-        ValueError: another format version or a damaged file.
+        ValueError: another format version, or a damaged file (not JSON, a JSON value of another type than an
+            object, settings missing or of the wrong type or value), named with what to do.
 
     Example:
         >>> import os, tempfile
@@ -109,21 +125,55 @@ def read_run_config(run_dir):
             raise FileNotFoundError(f"run folder {run_dir!r} does not exist (make one with tfm train)")
         raise FileNotFoundError(
             f"{run_dir!r} is not a tfm run folder: {CONFIG_FILE} not found (make one with tfm train)")
+    restore = f"restore {CONFIG_FILE} from a copy of the run folder"
+    with open(path, "rb") as f:
+        data = f.read()
     try:
-        with open(path) as f:
-            info = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not valid JSON ({error}); the run folder is damaged") from None
-    fmt = info.get("format") if isinstance(info, dict) else None
+        info = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not text (byte {data[error.start]:#04x} at offset {error.start} is not UTF-8): "
+                         f"it was overwritten or damaged; {restore}") from None
+    except json.JSONDecodeError as error:
+        what = "is empty (0 bytes)" if not data.strip() else f"is not valid JSON ({error})"
+        raise ValueError(f"{path} {what}: it was cut short, overwritten or damaged; {restore}") from None
+    if not isinstance(info, dict):
+        raise ValueError(f"{path} holds a JSON {_json_kind(info)} ({_preview(info)}), not the object of settings tfm "
+                         f"train writes: it was overwritten or damaged; {restore}")
+    if "format" not in info:
+        raise ValueError(f"{path} is not a tfm run's settings (no \"format\"; it holds {_preview(sorted(info))}): it "
+                         f"was overwritten or damaged; {restore}")
+    fmt = info["format"]
     if fmt != FORMAT:
-        made_by = info.get("tfm_version", "?") if isinstance(info, dict) else "?"
         raise ValueError(
-            f"{run_dir!r} is a run folder of format {fmt!r} (made by tfm {made_by}), but tfm {__version__} reads "
-            f"format {FORMAT}; use that tfm version or train into a new --output folder")
+            f"{run_dir!r} is a run folder of format {fmt!r} (made by tfm {info.get('tfm_version', '?')}), but tfm "
+            f"{__version__} reads format {FORMAT}; use that tfm version or train into a new --output folder")
     missing = [key for key in ("model", "model_config", "data") if key not in info]
     if missing:
-        raise ValueError(f"{path} lacks {missing}; the run folder is damaged")
+        raise ValueError(f"{path} lacks {missing}: it was edited or damaged; {restore}")
+    for key in ("model_config", "data"):
+        if not isinstance(info[key], dict):
+            raise ValueError(f"{path}: \"{key}\" holds a JSON {_json_kind(info[key])} ({_preview(info[key])}), not "
+                             f"an object of settings: it was edited or damaged; {restore}")
+    for what, read in (("model_config", model_config_from_info), ("data", data_config_from_info)):
+        try:
+            read(info)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"{path}: {what} {error}: it was edited or damaged; {restore}, or put back the value "
+                             f"tfm train wrote") from None
     return info
+
+
+def _json_kind(value):
+    for kind, name in ((bool, "boolean"), ((int, float), "number"), (str, "string"), (list, "array"),
+                       (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
+def _preview(value, width=60):
+    text = json.dumps(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def model_config_from_info(info):
@@ -153,6 +203,9 @@ def model_config_from_info(info):
 def data_config_from_info(info):
     """The `DataConfig` stored in a parsed config.json.
 
+    Runs written before tfm refused `--source-file` / `--target-file` beside another `--dataset` may hold
+    them; they were never read, and are dropped.
+
     Args:
         info: dict. A parsed config.json (`read_run_config`).
 
@@ -164,7 +217,10 @@ def data_config_from_info(info):
         >>> data_config_from_info(read_run_config(run)).dataset
         'numbers'
     """
-    return DataConfig.from_dict(info["data"], ignore_unknown=True)
+    values = dict(info["data"])
+    if values.get("dataset", DataConfig.dataset) != "files":
+        values.update(source_file=None, target_file=None)
+    return DataConfig.from_dict(values, ignore_unknown=True)
 
 
 def run_record(model, model_config, data, training):
@@ -573,15 +629,209 @@ def _warn_if_stale(run_dir, averaged):
                        averaged, newest_averaged, found[-1][0])
 
 
-def load_weights(model, path):
-    """`model.load_weights(path)`, with a message that names a damaged file instead of h5py's OSError.
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"  # the first bytes of an HDF5 file (.weights.h5)
+ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06")  # the first bytes of a zip archive (.keras)
+KERAS_ARCHIVE_WEIGHTS = "model.weights.h5"  # the weights inside a .keras archive
+
+
+def _misnamed(path):
+    """`(problem, fix)` when `path` cannot be a weights file by its name and first bytes, else None; `fix` is
+    None when the file is damaged (no name would make it readable)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(HDF5_SIGNATURE))
+    except IsADirectoryError:
+        return "it is a folder", "give a .weights.h5 file"
+    is_hdf5, is_zip = head == HDF5_SIGNATURE, head[:4] in ZIP_SIGNATURES
+    name = os.path.basename(str(path))
+    if not head:
+        return "the file is empty (0 bytes)", None
+    if name.endswith(".keras"):
+        if is_hdf5:
+            return "it is an HDF5 weights file named .keras", "rename it to end in .weights.h5"
+        return None if is_zip else ("it is not a .keras archive (a zip file)", None)
+    if name.endswith(".weights.h5"):
+        if is_zip:
+            return "it is a .keras archive named .weights.h5", "rename it to end in .keras"
+        return None if is_hdf5 else ("it is not an HDF5 file", None)
+    fix = ("rename it to end in .weights.h5" if is_hdf5 else "rename it to end in .keras" if is_zip
+           else "give a .weights.h5 file")
+    return "tfm reads weights from .weights.h5 (or .keras) files", fix
+
+
+@contextlib.contextmanager
+def _hdf5(path):
+    """The weights of `path` as an open `h5py.File`: the file itself, or a .keras archive's model.weights.h5."""
+    import h5py
+
+    if str(path).endswith(".keras"):
+        import zipfile
+
+        with zipfile.ZipFile(path) as archive:
+            data = archive.read(KERAS_ARCHIVE_WEIGHTS)
+        with h5py.File(io.BytesIO(data), "r") as f:
+            yield f
+    else:
+        with h5py.File(path, "r") as f:
+            yield f
+
+
+def weights_problem(path):
+    """Why a weights file (`.weights.h5`, or a `.keras` archive) cannot be trusted ("truncated: ..."), or None
+    when every dataset in it reads.
+
+    Opening the file is not enough: a file cut short keeps a valid header, and Keras then
+    fails (or crashes) half-way through loading it.
 
     Args:
-        model: a built `keras.Model` of the file's architecture.
-        path: str. A `.weights.h5` file.
+        path: str. A `.weights.h5` or `.keras` file.
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> path = latest_checkpoint(run)
+        >>> weights_problem(path) is None
+        True
+        >>> with open(path, "r+b") as f:
+        ...     _ = f.truncate(os.path.getsize(path) // 2)   # cut short, as a killed write leaves it
+        >>> weights_problem(path) is None
+        False
+    """
+    import h5py
+
+    misnamed = _misnamed(path)
+    if misnamed is not None:
+        return misnamed[0]
+    try:
+        with _hdf5(path) as f:
+            f.visititems(lambda name, item: item[()] if isinstance(item, h5py.Dataset) else None)
+    except Exception as error:  # h5py raises OSError, RuntimeError, KeyError ...; zipfile BadZipFile, EOFError ...
+        text = str(error).strip().splitlines()
+        return text[0][:160] if text else type(error).__name__
+    return None
+
+
+def weights_record(path):
+    """The `model_record` a weights file holds (the model config it was written under), or None.
+
+    None for a file written by Keras itself or by tfm before checkpoints recorded their config,
+    and for a file that cannot be read (see `weights_problem`).
+
+    Args:
+        path: str. A `.weights.h5` or `.keras` file.
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> record = weights_record(latest_checkpoint(run))
+        >>> record["model"], record["model_config"]["d_model"]
+        ('transformer', 16)
+    """
+    if _misnamed(path) is not None:
+        return None
+    try:
+        with _hdf5(path) as f:
+            text = f.attrs.get(RECORD_ATTRIBUTE)
+        record = json.loads(text.decode() if isinstance(text, bytes) else text) if text is not None else None
+    except Exception:  # unreadable: weights_problem says why
+        return None
+    ok = isinstance(record, dict) and isinstance(record.get("model"), str) and isinstance(record.get("model_config"),
+                                                                                         dict)
+    return record if ok else None
+
+
+def architecture_differences(record, config, source="the model's config"):
+    """`["norm_first: the checkpoint's True, config.json's False", ...]`: where a weights file's recorded config
+    and `config` build models whose weights mean different things (`ConfigIO.architecture`); empty when none.
+
+    Args:
+        record: dict. A weights file's `weights_record`.
+        config: the model config the weights are to be loaded into.
+        source: str. How the messages name `config` (e.g. "RUN/config.json").
+
+    Returns:
+        list of str, one per differing field; None when the record cannot be read as a config of this tfm.
+
+    Example:
+        >>> from tfm.config import TransformerConfig
+        >>> from tfm.runs.atomic import model_record
+        >>> class Holder: config = TransformerConfig.tiny(norm_first=True)
+        >>> architecture_differences(model_record(Holder()), TransformerConfig.tiny(dropout=0.3))
+        ["norm_first: the checkpoint's True, the model's config's False"]
+    """
+    name = model_name(config)
+    if record["model"] != name:
+        return [f"model: the checkpoint's {record['model']!r}, {source}'s {name!r}"]
+    try:
+        recorded = config_class(record["model"]).from_dict(record["model_config"], ignore_unknown=True).architecture()
+    except (ValueError, TypeError):
+        return None
+    wanted = config.architecture()
+    return [f"{key}: the checkpoint's {recorded.get(key)!r}, {source}'s {wanted.get(key)!r}"
+            for key in sorted(set(recorded) | set(wanted)) if recorded.get(key) != wanted.get(key)]
+
+
+def _shapes(f):
+    import h5py
+
+    shapes = []
+    f.visititems(lambda name, item: shapes.append(tuple(item.shape)) if isinstance(item, h5py.Dataset) else None)
+    return collections.Counter(shapes)
+
+
+def _shape_mismatch(model, path):
+    """`(arrays that differ, arrays in the file, an example)` when the file's array shapes are not the model's."""
+    import h5py
+
+    with _hdf5(path) as f:
+        found = _shapes(f)
+    with h5py.File(io.BytesIO(bytes(weights_bytes(model))), "r") as f:
+        wanted = _shapes(f)
+    if found == wanted:
+        return None
+    extra, lacking = found - wanted, wanted - found
+    example = ""
+    if extra and lacking:
+        example = f"the file has {min(extra)} where the model has {min(lacking)}"
+    elif extra or lacking:
+        example = f"the file has {sum(found.values())} arrays, the model {sum(wanted.values())}"
+    return max(sum(extra.values()), sum(lacking.values())), sum(found.values()), example
+
+
+def _absent_fields(config, config_file):
+    """The architecture fields of `config` that `config_file`'s model_config lacks (their defaults were used)."""
+    try:
+        with open(config_file) as f:
+            stored = json.load(f)["model_config"]
+        return [key for key in config.architecture() if key not in stored]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
+def load_weights(model, path, *, config_file=None, remedy=None):
+    """`model.load_weights(path)`, refused in one line that names the file, what is wrong and what to do.
+
+    Before loading, the file's recorded config (`weights_record`, written by `save_weights`) is compared with
+    the model's (`architecture_differences`): a checkpoint made under another architecture (pre-LN weights in
+    a post-LN model have the same shapes) is refused by name instead of translating nonsense. A file without a
+    record (Keras', or tfm's before checkpoints recorded their config) is loaded unchecked, with a log line.
+    When loading fails, the message says which of these it is: a damaged file (truncated, garbage, a
+    .keras archive that is not one), a misnamed one (an HDF5 file named .keras), or weights whose shapes do not
+    fit the config (blamed on the config, with the fields `config_file` lacks).
+
+    Args:
+        model: a built `keras.Model` (a tfm model carries its config as `model.config`).
+        path: str. A `.weights.h5` file (or a `.keras` archive).
+        config_file: str or None. Where the model's config was read (`RUN/config.json`), for the messages.
+        remedy: str or None. What else the command that loads can do, appended to the message ("or choose
+            another checkpoint with --checkpoint ...").
 
     Raises:
-        ValueError: the file is not a readable weights file (truncated, not HDF5, another model's).
+        ValueError: the file is damaged or misnamed, or was written under another config (named).
 
     Example:
         >>> import os, tempfile
@@ -593,16 +843,59 @@ def load_weights(model, path):
         >>> load_weights(model, os.path.join(run, "config.json"))
         Traceback (most recent call last):
         ...
-        ValueError: cannot read the weights in ...config.json: ...
+        ValueError: cannot read the weights in ...config.json: tfm reads weights from .weights.h5 (or .keras) ...
+        >>> import dataclasses
+        >>> pre_ln = build_float32_model(dataclasses.replace(model.config, norm_first=True))
+        >>> load_weights(pre_ln, latest_checkpoint(run))
+        Traceback (most recent call last):
+        ...
+        ValueError: ...epoch_002.weights.h5 was written by a model of another configuration than the model's ...
     """
+    source = config_file or "the model's config"
+    tail = f", {remedy}" if remedy else ""
+    misnamed = _misnamed(path)
+    if misnamed is not None:
+        problem, fix = misnamed
+        if fix is None:
+            raise ValueError(f"cannot read the weights in {path}: {problem}; the file is damaged (cut short, "
+                             f"overwritten or not a weights file): restore it from a copy of the run{tail}")
+        raise ValueError(f"cannot read the weights in {path}: {problem}; {fix}{tail}")
+    config = getattr(model, "config", None)
+    record = weights_record(path)
+    if record is None:
+        logger.info("%s records no model config (written by Keras, or by tfm before checkpoints recorded theirs): "
+                    "loaded without checking it against %s", path, source)
+    elif isinstance(config, ConfigIO):
+        differences = architecture_differences(record, config, os.path.basename(source))
+        if differences:
+            absent = set(_absent_fields(config, config_file)) if config_file else set()
+            listed = "; ".join(d + (f" (absent from {CONFIG_FILE}: the default)" if d.split(":")[0] in absent else "")
+                               for d in differences)
+            raise ValueError(
+                f"{path} was written by a model of another configuration than {source} describes: {listed}. If "
+                f"{os.path.basename(source)} was edited, put the checkpoint's values back; if the checkpoint comes "
+                f"from another run, use it with that run's folder{tail}")
     try:
         model.load_weights(path)
-    except (OSError, ValueError, KeyError) as error:
+        return
+    except Exception as error:  # Keras raises ValueError, h5py OSError / KeyError, zipfile BadZipFile ...
         first = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+    problem = weights_problem(path)
+    if problem is not None:
+        raise ValueError(f"cannot read the weights in {path}: {problem}; the file is damaged (cut short, overwritten "
+                         f"or not a weights file): restore it from a copy of the run{tail}")
+    mismatch = _shape_mismatch(model, path)
+    if mismatch is not None:
+        differ, total, example = mismatch
+        absent = _absent_fields(config, config_file) if config_file and isinstance(config, ConfigIO) else []
+        lacks = (f"; {os.path.basename(source)}'s model_config lacks {', '.join(absent)}, so the default"
+                 f"{'s were' if len(absent) > 1 else ' was'} used" if absent else "")
         raise ValueError(
-            f"cannot read the weights in {path}: {first}. The file is damaged (truncated or not a Keras "
-            f"weights file) or belongs to another model; choose another checkpoint with --checkpoint "
-            f"(e.g. latest, or an epoch number), or rerun tfm average") from None
+            f"the weights in {path} do not fit the model {source} describes: {differ} of its {total} arrays differ "
+            f"in shape ({example}){lacks}; {os.path.basename(source)} was edited or damaged (restore it from a copy "
+            f"of the run), or the checkpoint belongs to another run{tail}")
+    raise ValueError(f"cannot load the weights in {path} into the model {source} describes: {first}; the "
+                     f"checkpoint belongs to another model{tail}")
 
 
 def build_float32_model(config):
@@ -650,7 +943,72 @@ def load_tokenizer(run_dir, config):
     if tokenizer.vocab_size != config.vocab_size:
         raise ValueError(f"{run_dir}: the tokenizer has {tokenizer.vocab_size} ids but the model "
                          f"{config.vocab_size}; the run folder is damaged")
+    for problem in tokenizer_copies_problems(os.path.join(run_dir, TOKENIZER_DIR), tokenizer):
+        logger.warning("%s; it is a readable copy that tfm does not read (the model uses %s, which is whole): "
+                       "restore it from a copy of the run folder, or write it again with "
+                       "tfm.data.SubwordTokenizer.load(%r).save(%r)", problem, MODEL_FILE,
+                       os.path.join(run_dir, TOKENIZER_DIR), os.path.join(run_dir, TOKENIZER_DIR))
     return tokenizer
+
+
+def tokenizer_copies_problems(folder, tokenizer):
+    """What is wrong with the readable copies beside a run's `sentencepiece.model`: `vocab.txt` (every token, one
+    a line, in id order) and `tokenizer.json` (its size and reserved ids); empty when both match the model.
+
+    tfm reads only `sentencepiece.model`; the copies are for people and other tools, so damage there is said
+    (by `load_tokenizer`, one warning each) rather than refused.
+
+    Args:
+        folder: str. A run's `tokenizer/`.
+        tokenizer: the `SubwordTokenizer` loaded from it.
+
+    Returns:
+        list of str, one per damaged or missing copy, each naming the file.
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> folder = os.path.join(run, TOKENIZER_DIR)
+        >>> tokenizer = SubwordTokenizer.load(folder)
+        >>> tokenizer_copies_problems(folder, tokenizer)
+        []
+        >>> with open(os.path.join(folder, VOCAB_FILE), "r+b") as f:
+        ...     _ = f.truncate(20)
+        >>> tokenizer_copies_problems(folder, tokenizer)
+        ['...vocab.txt lists 3 tokens, not the 60 of sentencepiece.model (cut short?)']
+    """
+    problems = []
+    vocab_path, config_path = os.path.join(folder, VOCAB_FILE), os.path.join(folder, TOKENIZER_CONFIG_FILE)
+    try:
+        with open(vocab_path, encoding="utf-8") as f:
+            listed = f.read().split("\n")
+        listed = listed[:-1] if listed and listed[-1] == "" else listed
+        vocabulary = tokenizer.vocabulary()
+        if len(listed) != len(vocabulary):
+            problems.append(f"{vocab_path} lists {len(listed)} tokens, not the {len(vocabulary)} of {MODEL_FILE}"
+                            f"{' (cut short?)' if len(listed) < len(vocabulary) else ''}")
+        elif listed != vocabulary:
+            line = next(i for i, (a, b) in enumerate(zip(listed, vocabulary)) if a != b)
+            problems.append(f"{vocab_path} differs from {MODEL_FILE} at line {line + 1} ({listed[line]!r}, not "
+                            f"{vocabulary[line]!r})")
+    except FileNotFoundError:
+        problems.append(f"{vocab_path} is missing")
+    except (OSError, UnicodeDecodeError) as error:
+        problems.append(f"{vocab_path} cannot be read ({error})")
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            record = json.load(f)
+        if not isinstance(record, dict) or record.get("vocab_size") != tokenizer.vocab_size:
+            found = record.get("vocab_size") if isinstance(record, dict) else record
+            problems.append(f"{config_path} records vocab_size {found!r}, not the {tokenizer.vocab_size} of "
+                            f"{MODEL_FILE}")
+    except FileNotFoundError:
+        problems.append(f"{config_path} is missing")
+    except (OSError, ValueError) as error:
+        problems.append(f"{config_path} is not valid JSON ({str(error).splitlines()[0][:80]})")
+    return problems
 
 
 def load_run(run_dir, checkpoint=None):
@@ -691,5 +1049,6 @@ def load_run(run_dir, checkpoint=None):
     tokenizer = load_tokenizer(run_dir, config)
     path = resolve_checkpoint(run_dir, checkpoint)
     model = build_model(config)
-    load_weights(model, path)
+    load_weights(model, path, config_file=os.path.join(run_dir, CONFIG_FILE),
+                 remedy="or choose another checkpoint with --checkpoint (latest, an epoch number or a file)")
     return model, tokenizer, {**info, "run_dir": run_dir, "checkpoint": path, "config": config}

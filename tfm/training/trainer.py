@@ -368,6 +368,8 @@ def _train_session(run_dir, config, data, training, requested, strategy, epochs,
     standing = (resume.where_run_stands(run_dir, backup_dir) if existing is not None
                 else resume.Standing(epochs=0, from_backup=False, checkpoint=None))
     done_before = standing.epochs
+    if existing is not None and is_chief:
+        resume.verify_history(run_dir, done_before)  # a row per finished epoch before this session adds to it
     if done_before >= epochs:
         logger.info("%s has finished %d epochs already (--epochs %d): nothing to train", run_dir, done_before, epochs)
         model = runs.load_run(run_dir, checkpoint="latest")[0] if standing.checkpoint else build_model(config)
