@@ -776,30 +776,34 @@ def architecture_differences(record, config, source="the model's config"):
 
 
 def _shapes(f):
+    """`{array path: shape}` of an open weights file, the path shortened to its layers ("encoder/.../kernel")."""
     import h5py
 
-    shapes = []
-    f.visititems(lambda name, item: shapes.append(tuple(item.shape)) if isinstance(item, h5py.Dataset) else None)
-    return collections.Counter(shapes)
+    shapes = {}
+
+    def visit(name, item):
+        if isinstance(item, h5py.Dataset):
+            shapes[name.removeprefix("layers/").replace("/vars/", "#")] = tuple(item.shape)
+
+    f.visititems(visit)
+    return shapes
 
 
 def _shape_mismatch(model, path):
-    """`(arrays that differ, arrays in the file, an example)` when the file's array shapes are not the model's."""
+    """`(arrays that differ, arrays in the file, an example)` when the file's arrays are not the model's shapes."""
     import h5py
 
     with _hdf5(path) as f:
         found = _shapes(f)
     with h5py.File(io.BytesIO(bytes(weights_bytes(model))), "r") as f:
         wanted = _shapes(f)
-    if found == wanted:
+    differ = sorted(name for name in set(found) | set(wanted) if found.get(name) != wanted.get(name))
+    if not differ:
         return None
-    extra, lacking = found - wanted, wanted - found
-    example = ""
-    if extra and lacking:
-        example = f"the file has {min(extra)} where the model has {min(lacking)}"
-    elif extra or lacking:
-        example = f"the file has {sum(found.values())} arrays, the model {sum(wanted.values())}"
-    return max(sum(extra.values()), sum(lacking.values())), sum(found.values()), example
+    both = [name for name in differ if name in found and name in wanted]
+    example = (f"{both[0]}: the file has {found[both[0]]}, the model {wanted[both[0]]}" if both
+               else f"the file has {len(found)} arrays, the model {len(wanted)}")
+    return len(differ), len(found), example
 
 
 def _absent_fields(config, config_file):
@@ -862,10 +866,7 @@ def load_weights(model, path, *, config_file=None, remedy=None):
         raise ValueError(f"cannot read the weights in {path}: {problem}; {fix}{tail}")
     config = getattr(model, "config", None)
     record = weights_record(path)
-    if record is None:
-        logger.info("%s records no model config (written by Keras, or by tfm before checkpoints recorded theirs): "
-                    "loaded without checking it against %s", path, source)
-    elif isinstance(config, ConfigIO):
+    if record is not None and isinstance(config, ConfigIO):
         differences = architecture_differences(record, config, os.path.basename(source))
         if differences:
             absent = set(_absent_fields(config, config_file)) if config_file else set()
@@ -877,6 +878,9 @@ def load_weights(model, path, *, config_file=None, remedy=None):
                 f"from another run, use it with that run's folder{tail}")
     try:
         model.load_weights(path)
+        if record is None:
+            logger.info("%s records no model config (written by Keras, or by tfm before checkpoints recorded "
+                        "theirs): loaded without checking it against %s", path, source)
         return
     except Exception as error:  # Keras raises ValueError, h5py OSError / KeyError, zipfile BadZipFile ...
         first = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
