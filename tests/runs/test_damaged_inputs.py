@@ -203,6 +203,20 @@ def test_a_checkpoint_made_under_another_config_is_refused_by_its_record(run, ca
     assert not os.path.exists(os.path.join(run, runs.CHECKPOINT_DIR, runs.AVERAGED))
 
 
+def test_a_resume_whose_config_was_edited_is_refused_by_the_backups_record(finished_run, tmp_path, capsys):
+    """Keras' BackupAndRestore loads the backup unchecked: config.json edited to pre-LN (and the flags to
+    match) would have continued post-LN weights as pre-LN ones."""
+    run_dir = copy_run(finished_run, tmp_path)
+    edit_config(run_dir, lambda info: info["model_config"].update(norm_first=True))
+    before = [entry for entry in listing(run_dir) if entry[0] != runs.LOCK_FILE]
+    err = refused(train_argv(run_dir, 3, "--set", "norm_first=true"), capsys)
+    backup = os.path.join(run_dir, runs.BACKUP_DIR, resume.BACKUP_WEIGHTS)
+    assert err.startswith(f"tfm train: error: {backup} was written by a model of another configuration than "
+                          f"{os.path.join(run_dir, runs.CONFIG_FILE)} describes: norm_first: the checkpoint's False, "
+                          f"config.json's True.")
+    assert [entry for entry in listing(run_dir) if entry[0] != runs.LOCK_FILE] == before
+
+
 def test_checkpoints_record_their_config_and_old_ones_still_load_with_a_log_line(run, caplog):
     caplog.set_level(logging.INFO, logger="tfm.runs")
     record = runs.weights_record(runs.latest_checkpoint(run))

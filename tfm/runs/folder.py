@@ -661,10 +661,13 @@ def _misnamed(path):
 
 @contextlib.contextmanager
 def _hdf5(path):
-    """The weights of `path` as an open `h5py.File`: the file itself, or a .keras archive's model.weights.h5."""
+    """The weights of `path` as an open `h5py.File`: the file itself, or a zip (.keras) archive's model.weights.h5
+    (told apart by their first bytes: a backup's older copy is named `latest.weights.h5.bkp`)."""
     import h5py
 
-    if str(path).endswith(".keras"):
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head in ZIP_SIGNATURES:
         import zipfile
 
         with zipfile.ZipFile(path) as archive:
@@ -677,8 +680,8 @@ def _hdf5(path):
 
 
 def weights_problem(path):
-    """Why a weights file (`.weights.h5`, or a `.keras` archive) cannot be trusted ("truncated: ..."), or None
-    when every dataset in it reads.
+    """Why a weights file (HDF5, or a zip archive as `.keras` files are) cannot be trusted ("truncated: ..."), or
+    None when every dataset in it reads.
 
     Opening the file is not enough: a file cut short keeps a valid header, and Keras then
     fails (or crashes) half-way through loading it.
@@ -701,9 +704,6 @@ def weights_problem(path):
     """
     import h5py
 
-    misnamed = _misnamed(path)
-    if misnamed is not None:
-        return misnamed[0]
     try:
         with _hdf5(path) as f:
             f.visititems(lambda name, item: item[()] if isinstance(item, h5py.Dataset) else None)
@@ -731,8 +731,6 @@ def weights_record(path):
         >>> record["model"], record["model_config"]["d_model"]
         ('transformer', 16)
     """
-    if _misnamed(path) is not None:
-        return None
     try:
         with _hdf5(path) as f:
             text = f.attrs.get(RECORD_ATTRIBUTE)
@@ -816,6 +814,51 @@ def _absent_fields(config, config_file):
         return []
 
 
+def verify_weights(path, config, *, config_file=None, remedy=None):
+    """Checks a weights file against its record: refused when the config it was written under
+    (`weights_record`) builds a model whose weights mean something else than `config`'s
+    (`architecture_differences`: pre-LN weights in a post-LN model have the same shapes, and would
+    load and translate nonsense). A file without a record passes (it cannot be checked).
+
+    Args:
+        path: str. A weights file (an epoch checkpoint, the averaged one, the training backup's).
+        config: the model config the weights are to be loaded into.
+        config_file: str or None. Where `config` was read (`RUN/config.json`), for the message.
+        remedy: str or None. What else the command can do, appended to the message.
+
+    Returns:
+        The file's record, or None when it has none.
+
+    Raises:
+        ValueError: the recorded config differs (each differing field named, with the values on both sides).
+
+    Example:
+        >>> import dataclasses, os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> config = model_config_from_info(read_run_config(run))
+        >>> verify_weights(latest_checkpoint(run), config)["model"]
+        'transformer'
+        >>> verify_weights(latest_checkpoint(run), dataclasses.replace(config, positional="learned"))
+        Traceback (most recent call last):
+        ...
+        ValueError: ...weights.h5 was written by a model of another configuration than the model's config ...
+    """
+    source = config_file or "the model's config"
+    record = weights_record(path)
+    differences = architecture_differences(record, config, os.path.basename(source)) if record else None
+    if differences:
+        absent = set(_absent_fields(config, config_file)) if config_file else set()
+        listed = "; ".join(d + (f" (absent from {CONFIG_FILE}: the default)" if d.split(":")[0] in absent else "")
+                           for d in differences)
+        raise ValueError(
+            f"{path} was written by a model of another configuration than {source} describes: {listed}. If "
+            f"{os.path.basename(source)} was edited, put the checkpoint's values back; if the checkpoint comes "
+            f"from another run, use it with that run's folder{f', {remedy}' if remedy else ''}")
+    return record
+
+
 def load_weights(model, path, *, config_file=None, remedy=None):
     """`model.load_weights(path)`, refused in one line that names the file, what is wrong and what to do.
 
@@ -865,17 +908,8 @@ def load_weights(model, path, *, config_file=None, remedy=None):
                              f"overwritten or not a weights file): restore it from a copy of the run{tail}")
         raise ValueError(f"cannot read the weights in {path}: {problem}; {fix}{tail}")
     config = getattr(model, "config", None)
-    record = weights_record(path)
-    if record is not None and isinstance(config, ConfigIO):
-        differences = architecture_differences(record, config, os.path.basename(source))
-        if differences:
-            absent = set(_absent_fields(config, config_file)) if config_file else set()
-            listed = "; ".join(d + (f" (absent from {CONFIG_FILE}: the default)" if d.split(":")[0] in absent else "")
-                               for d in differences)
-            raise ValueError(
-                f"{path} was written by a model of another configuration than {source} describes: {listed}. If "
-                f"{os.path.basename(source)} was edited, put the checkpoint's values back; if the checkpoint comes "
-                f"from another run, use it with that run's folder{tail}")
+    record = verify_weights(path, config, config_file=config_file, remedy=remedy) if isinstance(config, ConfigIO) \
+        else weights_record(path)
     try:
         model.load_weights(path)
         if record is None:

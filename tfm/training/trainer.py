@@ -368,6 +368,9 @@ def _train_session(run_dir, config, data, training, requested, strategy, epochs,
     standing = (resume.where_run_stands(run_dir, backup_dir) if existing is not None
                 else resume.Standing(epochs=0, from_backup=False, checkpoint=None))
     done_before = standing.epochs
+    if standing.from_backup:  # Keras restores it unchecked: refused here when made under another architecture
+        runs.verify_weights(os.path.join(backup_dir, resume.BACKUP_WEIGHTS), config,
+                            config_file=os.path.join(run_dir, runs.CONFIG_FILE))
     if existing is not None and is_chief:
         resume.verify_history(run_dir, done_before)  # a row per finished epoch before this session adds to it
     if done_before >= epochs:
