@@ -3,8 +3,11 @@
 A run folder (`RUN`, the `--output` of `tfm train`) holds:
 
     config.json        {"tfm_version", "format": 1, "model", "model_config", "data", "training"}
-    tokenizer/         the shared subword vocabulary, learned once from the training split
-    checkpoints/       epoch_001.weights.h5 ... (the last K, weights only), averaged.weights.h5 (+ .json)
+    tokenizer/         the shared subword vocabulary, learned once from the training split: sentencepiece.model
+                       (what tfm reads), vocab.txt and tokenizer.json (readable copies, checked against it on load)
+    checkpoints/       epoch_001.weights.h5 ... (the last K, weights only), averaged.weights.h5 (+ .json); each
+                       records the model config it was written under, and a model of another architecture
+                       refuses it (`verify_weights`)
     history.csv        one row per finished epoch: epoch (0-based), loss, accuracy, val_*, learning_rate,
                        iterations, epoch_seconds
     backup/            the full training state (weights + optimizer) of the last finished epoch
@@ -23,6 +26,10 @@ that fails raises `WriteError`, which names the file and the cause (disk full, f
 read-only). One `tfm train` at a time writes a folder (`lock_run`). What a run
 has finished, and how a session resumes it (a damaged backup included), is
 `tfm.runs.resume`'s; reading and writing history.csv is `tfm.runs.history`'s (its names re-exported here).
+A damaged file is refused in one line that names it and says what to do: config.json that is not JSON,
+is a JSON value of another type than an object, or holds settings of the wrong type or value
+(`read_run_config`); a weights file that is cut short, garbage or misnamed, was written under another
+architecture, or does not fit the config's shapes (`load_weights`, which blames the config then).
 """
 
 import collections
