@@ -614,7 +614,11 @@ def resolve_checkpoint(run_dir, checkpoint=None):
 
 
 def _no_checkpoint(run_dir, folder):
-    finished = len(read_rows(os.path.join(run_dir, HISTORY_FILE)))
+    try:
+        finished = len(read_rows(os.path.join(run_dir, HISTORY_FILE)))
+    except ValueError:  # a damaged history.csv says nothing of the epochs finished
+        return (f"no epoch checkpoint in {folder!r} (and {HISTORY_FILE} is damaged); put the checkpoints back "
+                f"(epoch_NNN.weights.h5), or give a weights file with --checkpoint PATH")
     if not finished:
         return f"no checkpoint in {folder!r}: the run has not finished an epoch yet"
     where = f"{folder!r} holds no epoch checkpoint" if os.path.isdir(folder) else f"{folder!r} is missing"
