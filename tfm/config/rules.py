@@ -4,9 +4,9 @@
   of `tfm.config`.
 - `validate_number`, `validate_fraction`, `validate_positive_number`, `validate_positive_int`,
   `validate_positive_ints`, `validate_seed`, `validate_field_types`, `validate_recipe`, `validate_rdrop_alpha`,
-  `validate_length_penalty`: one error message per bad value, shared by the configs (so the Python API, `--set` and a run's config.json), the CLI's argument
-  types and the functions that take the same values (decoding, export). A number is finite and in float32's range
-  (it becomes a float32 tensor), an int in int32's.
+  `validate_length_penalty`: one error message per bad value, shared by the configs (so the Python API, `--set`
+  and a run's config.json), the CLI's argument types and the functions that take the same values (decoding,
+  export). A number is finite and in float32's range (it becomes a float32 tensor), an int in int32's.
 - `parse_overrides` / `apply_overrides`: `--set FIELD=VALUE` onto any config dataclass, typed by its fields.
 
 No TensorFlow here (the CLI reads configs without starting it). `tfm.config` re-exports all of these.
@@ -194,7 +194,8 @@ def validate_number(name, value, low=None, high=None, *, open_low=False, open_hi
     if not math.isfinite(number):
         raise ValueError(f"{name}={value!r} must be a finite number{suffix}")
     if abs(number) > FLOAT32_MAX:
-        raise ValueError(f"{name}={value!r} is beyond float32's range (its largest number is {FLOAT32_MAX:.2g}){suffix}")
+        raise ValueError(f"{name}={value!r} is beyond float32's range (its largest number is {FLOAT32_MAX:.2g})"
+                         f"{suffix}")
     if number != 0 and abs(number) < FLOAT32_TINY:
         raise ValueError(f"{name}={value!r} is below float32's smallest normal number ({FLOAT32_TINY:.2g}): it "
                          f"would lose its precision or become 0{suffix}")

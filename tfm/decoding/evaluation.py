@@ -246,8 +246,10 @@ class ResultsWriteError(WriteError):
     Example:
         >>> import errno
         >>> error = ResultsWriteError(errno.EFBIG, "File too large", "hyps/val.json", ["hyps/val.txt"])
-        >>> str(error), error.saved
-        ('cannot write hyps/val.json: the file would exceed the file-size limit set by ulimit -f (EFBIG)', ['hyps/val.txt'])
+        >>> error.saved
+        ['hyps/val.txt']
+        >>> str(error)
+        'cannot write hyps/val.json: the file would exceed the file-size limit set by ulimit -f (EFBIG)'
     """
 
     def __init__(self, errno, strerror, filename, saved=()):

@@ -26,9 +26,10 @@ fields that differ; the seed, strategy, precision, XLA switch, epochs and steps 
 change between sessions. A resumed session checks what it continues from: the
 backup against the config it was written under (`tfm.runs.verify_weights`), and
 history.csv for a row per finished epoch (`tfm.runs.resume.verify_history`, which
-rebuilds a damaged or cut-short one and says which epochs' numbers are lost). One session at a time writes a RUN: it holds `RUN/.lock`
-(`tfm.runs.lock_run`) from before it reads where the run stands until it returns, and
-a second one is refused with the first one's PID. A write that fails (disk full, file
+rebuilds a damaged or cut-short one and says which epochs' numbers are lost). One
+session at a time writes a RUN: it holds `RUN/.lock` (`tfm.runs.lock_run`) from
+before it reads where the run stands until it returns, and a second one is refused
+with the first one's PID. A write that fails (disk full, file
 too large, read-only) raises `tfm.runs.WriteError` naming the file, and leaves the
 files a later session trusts as they were.
 """
