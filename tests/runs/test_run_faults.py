@@ -164,7 +164,8 @@ def test_evaluate_prints_the_scores_before_saying_the_hypotheses_cannot_be_writt
     captured = capsys.readouterr()
     assert "BLEU" in captured.out and "chrF" in captured.out  # the scores, decoded once, are not lost
     assert captured.err.strip() == (f"tfm evaluate: error: the scores above are not saved, nor the hypotheses: "
-                                    f"cannot write {run_dir}/hyps: the file system is read-only (EROFS)")
+                                    f"cannot write {run_dir}/hyps: the file system is read-only (EROFS); fix that "
+                                    f"and run the same command again to save both")
 
 
 def test_an_export_into_a_read_only_folder_is_one_line(finished_run, tmp_path, monkeypatch, capsys):

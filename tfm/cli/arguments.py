@@ -5,39 +5,91 @@ only, plus the configs' preset and model names, so `tfm --help` starts no Tensor
 """
 
 import argparse
-import math
 
+from tfm.config import rules
 from tfm.config.configs import TransformerConfig
 from tfm.models.registry import MODELS  # the registry's one list; neither module imports TensorFlow
 
 PRESETS = list(TransformerConfig.PRESETS)
 
 
-# Argument types: a bad value is refused by argparse, with the flag named -------------
-def _checked(text, convert, kind, ok, rule):
-    """`convert(text)`, or argparse's error: "'x' is not KIND" when it does not convert, `rule` (formatted with
-    `value` and `text`) when `ok(value)` is false."""
+# Argument types: a bad value is refused by argparse, with the flag named, by the rule the configs and the library
+# apply to the same value (tfm.config.rules), so a flag, --set and the Python API accept the same values.
+def _checked(text, convert, kind, validate):
+    """`validate(convert(text))`, or argparse's error: "'x' is not KIND" when it does not convert, the rule's
+    message when the value breaks it."""
     try:
         value = convert(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
-    if not ok(value):
-        raise argparse.ArgumentTypeError(rule.format(value=value, text=text))
-    return value
+    try:
+        return validate(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).split("=", 1)[-1]) from None
 
 
 def positive_int(text):
-    return _checked(text, int, "a whole number", lambda v: v >= 1, "{value} must be at least 1")
+    """A flag's whole number in [1, 2^31 - 1] (`tfm.config.rules.validate_positive_int`), for argparse's `type=`.
+
+    Args:
+        text: str. The flag's value.
+
+    Example:
+        >>> positive_int("3")
+        3
+        >>> positive_int("0")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: 0 must be a positive int
+    """
+    return _checked(text, int, "a whole number", lambda value: rules.validate_positive_int("value", value))
 
 
-def non_negative_float(text):
-    return _checked(text, float, "a number", lambda v: v >= 0 and math.isfinite(v),
-                    "{text} must be a finite number >= 0 (0 = no length penalty; §6.1 uses 0.6)")
+def alpha_value(text):
+    """A flag's length penalty alpha (`tfm.config.rules.validate_length_penalty`: finite, in [0, 10]).
+
+    Args:
+        text: str. The flag's value.
+
+    Example:
+        >>> alpha_value("0.6")
+        0.6
+        >>> alpha_value("1e308")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: '1e308': the length penalty must be a finite number in [0, 10] (0 = no ...
+    """
+    return _checked(text, float, "a number", lambda value: rules.validate_length_penalty(text))
+
+
+def seed_value(text):
+    """A flag's random seed, an int in [0, 2^32 - 1] (`tfm.config.rules.validate_seed`).
+
+    Args:
+        text: str. The flag's value.
+
+    Example:
+        >>> seed_value("7")
+        7
+    """
+    return _checked(text, int, "a whole number", rules.validate_seed)
 
 
 def positive_seconds(text):
-    return _checked(text, float, "a number of seconds", lambda v: v > 0 and math.isfinite(v),
-                    "{text} must be a positive number of seconds")
+    """A flag's positive, finite number of seconds (`tfm.config.rules.validate_positive_number`).
+
+    Args:
+        text: str. The flag's value.
+
+    Example:
+        >>> positive_seconds("2.5")
+        2.5
+        >>> positive_seconds("inf")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: inf must be a finite number
+    """
+    return _checked(text, float, "a number of seconds", lambda value: rules.validate_positive_number("value", value))
 
 
 def add_train(p):
@@ -80,7 +132,7 @@ def add_train(p):
                         "learning curve (default: all)")
     p.add_argument("--keep-checkpoints", type=positive_int, default=None,
                    help="keep the last K epoch checkpoints (default: the preset's checkpoints_to_average)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--seed", type=seed_value, default=0, help="random seed (default: 0)")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override any field of the model config (TransformerConfig, or Seq2SeqConfig for the "
                         "RNN models), e.g. --set dropout=0.2 (repeatable)")
@@ -99,8 +151,8 @@ def add_average(p):
 def add_decoding(p):
     p.add_argument("--beam-size", type=positive_int, default=None,
                    help="beam size; 1 = greedy (default: the run's, 4 as in §6.1)")
-    p.add_argument("--alpha", type=non_negative_float, default=None,
-                   help="length penalty alpha >= 0 (default: the run's, 0.6 as in §6.1)")
+    p.add_argument("--alpha", type=alpha_value, default=None,
+                   help="length penalty alpha in [0, 10] (default: the run's, 0.6 as in §6.1)")
     p.add_argument("--checkpoint", default=None,
                    help="weights: averaged, latest, an epoch number or a file (default: averaged, else latest)")
 

@@ -28,9 +28,10 @@ from tfm.cli.arguments import (  # noqa: F401  PRESETS and the argument types: p
     add_export,
     add_train,
     add_translate,
-    non_negative_float,
+    alpha_value,
     positive_int,
     positive_seconds,
+    seed_value,
 )
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
@@ -211,8 +212,11 @@ def _save_results(run_info, args, hypotheses, scores):
     try:
         return evaluation.write_results(run_info["run_dir"], args.split, hypotheses, scores, limit=args.limit)
     except OSError as error:
-        print(f"tfm evaluate: error: the scores above are not saved, nor the hypotheses: {_describe(error)}",
-              file=sys.stderr)
+        saved = getattr(error, "saved", [])
+        what = (f"the hypotheses are saved ({saved[0]}), but not the scores above" if saved
+                else "the scores above are not saved, nor the hypotheses")
+        print(f"tfm evaluate: error: {what}: {_describe(error)}; fix that and run the same command again to save "
+              f"{'the scores' if saved else 'both'}", file=sys.stderr)
         return None
 
 

@@ -21,12 +21,19 @@ from tfm.config.rules import (
     ConfigIO,
     apply_overrides,
     parse_overrides,
+    validate_field_types,
+    validate_fraction,
     validate_length_penalty,
+    validate_number,
+    validate_positive_int,
     validate_positive_ints,
+    validate_positive_number,
     validate_rdrop_alpha,
     validate_recipe,
+    validate_seed,
 )
 
 __all__ = ["ConfigIO", "DataConfig", "PREPROCESSORS", "Seq2SeqConfig", "TrainingConfig", "TransformerConfig",
-           "apply_overrides", "parse_overrides", "validate_length_penalty", "validate_positive_ints",
-           "validate_rdrop_alpha", "validate_recipe"]
+           "apply_overrides", "parse_overrides", "validate_field_types", "validate_fraction", "validate_length_penalty",
+           "validate_number", "validate_positive_int", "validate_positive_ints", "validate_positive_number",
+           "validate_rdrop_alpha", "validate_recipe", "validate_seed"]

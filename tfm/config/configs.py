@@ -21,10 +21,15 @@ from tfm.config.rules import (
     PREPROCESSORS,
     ConfigIO,
     resolve_attention_args,
+    validate_field_types,
+    validate_fraction,
+    validate_positive_int,
     validate_positive_ints,
+    validate_positive_number,
     validate_rdrop_alpha,
     validate_recipe,
     validate_rnn_args,
+    validate_seed,
 )
 
 
@@ -104,29 +109,35 @@ class TransformerConfig(ConfigIO):
 
     PRESETS = ("tiny", "small", "base", "big", "parse", "parse_small", "m30k", "m30k_small")
 
+    # Fields that do not change what a trained weight means (regularisation, the optimiser, batches, decoding,
+    # lengths): a checkpoint's recorded config may differ from its run's in these (`architecture`).
+    RECIPE_FIELDS = ("dropout", "attention_dropout", "activation_dropout", "token_dropout", "label_smoothing",
+                     "rdrop_alpha", "max_length", "warmup_steps", "learning_rate_scale", "adam_beta_1", "adam_beta_2",
+                     "adam_epsilon", "tokens_per_batch", "beam_size", "length_penalty", "max_extra_length",
+                     "checkpoints_to_average")
+
     def __post_init__(self):
+        validate_field_types(self)
         validate_recipe(self)
         validate_positive_ints(self, ("num_layers", "d_model", "num_heads", "d_ff", "vocab_size", "warmup_steps"))
         for name in ("key_dim", "value_dim"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value <= 0):
-                raise ValueError(f"{name}={value!r} must be a positive int or None")
+            if getattr(self, name) is not None:
+                validate_positive_int(name, getattr(self, name))
         if (self.key_dim is None or self.value_dim is None) and self.d_model % self.num_heads:
             raise ValueError(
                 f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}; "
                 "choose sizes that divide or set key_dim and value_dim explicitly"
             )
-        for name in ("dropout", "attention_dropout", "activation_dropout", "token_dropout"):
-            value = getattr(self, name)
-            if not 0.0 <= value < 1.0:
-                raise ValueError(f"{name}={value} must be in [0, 1)")
+        for name in ("dropout", "attention_dropout", "activation_dropout", "token_dropout", "adam_beta_1",
+                     "adam_beta_2"):
+            validate_fraction(name, getattr(self, name))
         validate_rdrop_alpha(self.rdrop_alpha)
+        validate_positive_number("learning_rate_scale", self.learning_rate_scale,
+                                 hint="(it multiplies eq. 3's rate; 1.0 = the paper; a rate <= 0 does not descend)")
+        validate_positive_number("adam_epsilon", self.adam_epsilon)
+        validate_positive_number("layer_norm_epsilon", self.layer_norm_epsilon)
         if self.positional not in ("sinusoidal", "learned"):
             raise ValueError(f"positional={self.positional!r}: expected 'sinusoidal' or 'learned'")
-        if not (0.0 <= self.adam_beta_1 < 1.0 and 0.0 <= self.adam_beta_2 < 1.0):
-            raise ValueError(f"adam betas ({self.adam_beta_1}, {self.adam_beta_2}) must be in [0, 1)")
-        if self.adam_epsilon <= 0:
-            raise ValueError(f"adam_epsilon={self.adam_epsilon} must be positive")
         if self.vocab_size < 5:
             raise ValueError(f"vocab_size={self.vocab_size} leaves no room beyond the 4 reserved ids")
         if self.preprocess is not None and self.preprocess not in PREPROCESSORS:
@@ -266,12 +277,11 @@ class DataConfig(ConfigIO):
     train_sentences: int | None = None  # the first N training pairs only (learning curves); None = all
 
     def __post_init__(self):
+        validate_field_types(self)
         if self.preprocess is not None and self.preprocess not in PREPROCESSORS:
             raise ValueError(f"preprocess={self.preprocess!r}: expected None or one of {list(PREPROCESSORS)}")
         validate_positive_ints(self, ("max_length", "tokens_per_batch", "vocab_size"))
-        if self.train_sentences is not None and (isinstance(self.train_sentences, bool)
-                                                 or not isinstance(self.train_sentences, int)
-                                                 or self.train_sentences < 1):
+        if self.train_sentences is not None and self.train_sentences < 1:
             raise ValueError(f"train_sentences={self.train_sentences!r}: expected a positive number of training "
                              "pairs, or None for all of them")
         if self.max_length < 2:
@@ -282,6 +292,12 @@ class DataConfig(ConfigIO):
                              "the longest pairs would not fit in a batch")
         if self.dataset == "files" and not (self.source_file and self.target_file):
             raise ValueError("dataset='files' needs source_file and target_file (--source-file, --target-file)")
+        if self.dataset != "files" and (self.source_file or self.target_file):
+            given = [flag for flag, path in (("--source-file", self.source_file), ("--target-file", self.target_file))
+                     if path]
+            raise ValueError(f"{'/'.join(given)} {'is' if len(given) == 1 else 'are'} read only with --dataset files "
+                             f"(dataset='files'), but the dataset is {self.dataset!r}, which brings its own data: "
+                             f"drop {'/'.join(given)}, or train on the files with --dataset files")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -317,14 +333,16 @@ class TrainingConfig(ConfigIO):
     steps_per_epoch: int | None = None  # None = one pass over the training split
 
     def __post_init__(self):
-        if not isinstance(self.keep_checkpoints, int) or isinstance(self.keep_checkpoints, bool) \
-                or self.keep_checkpoints < 1:
+        validate_field_types(self)
+        if self.keep_checkpoints < 1:
             raise ValueError(f"keep_checkpoints={self.keep_checkpoints!r}: keep at least 1 checkpoint")
-        if self.steps_per_epoch is not None and (not isinstance(self.steps_per_epoch, int)
-                                                 or self.steps_per_epoch < 1):
+        if self.steps_per_epoch is not None and self.steps_per_epoch < 1:
             raise ValueError(f"steps_per_epoch={self.steps_per_epoch!r}: expected a positive number or None")
-        if not 0.0 <= self.label_smoothing < 1.0:
-            raise ValueError(f"label_smoothing={self.label_smoothing} must be in [0, 1)")
+        for name in ("keep_checkpoints", "steps_per_epoch"):
+            if getattr(self, name) is not None:
+                validate_positive_int(name, getattr(self, name))
+        validate_seed(self.seed)
+        validate_fraction("label_smoothing", self.label_smoothing)
         validate_rdrop_alpha(self.rdrop_alpha)
 
 
@@ -384,12 +402,16 @@ class Seq2SeqConfig(ConfigIO):
     max_extra_length: int = 50
     checkpoints_to_average: int = 5
 
+    # Fields that do not change what a trained weight means (see TransformerConfig.RECIPE_FIELDS).
+    RECIPE_FIELDS = ("dropout", "max_length", "tokens_per_batch", "learning_rate", "clipnorm", "label_smoothing",
+                     "beam_size", "length_penalty", "max_extra_length", "checkpoints_to_average")
+
     def __post_init__(self):
+        validate_field_types(self)
         validate_recipe(self)
-        if not self.learning_rate > 0:
-            raise ValueError(f"learning_rate={self.learning_rate!r} must be positive")
-        if self.clipnorm is not None and not self.clipnorm > 0:
-            raise ValueError(f"clipnorm={self.clipnorm!r} must be positive or None")
+        validate_positive_number("learning_rate", self.learning_rate)
+        if self.clipnorm is not None:
+            validate_positive_number("clipnorm", self.clipnorm, hint="(or None: no clipping)")
         validate_positive_ints(self, ("vocab_size", "embedding_dim", "units"))
         if self.vocab_size < 5:
             raise ValueError(f"vocab_size={self.vocab_size} leaves no room beyond the 4 reserved ids")

@@ -38,6 +38,7 @@ from tfm.data import canonical_split, load_dataset
 from tfm.data.preprocess import detokenize, moses_lc, signature
 from tfm.data.preprocess import preprocess as prepare  # `preprocess` names an argument here
 from tfm.decoding import Translator
+from tfm.runs.atomic import WriteError
 
 
 def score(hypotheses, references, lang=None, preprocess=None):
@@ -239,16 +240,58 @@ def write_results(run_dir, split, hypotheses, scores, limit=None):
     """`RUN/hyps/<name>.txt` and `.json` (the name: `results_name(split, scores, limit)`), each whole or not
     at all; returns both paths.
 
+    Args:
+        run_dir: str. The run folder.
+        split: str. The split evaluated ("val", "test").
+        hypotheses: list of str, one per sentence (a line break inside one is written as a space).
+        scores: dict. The evaluation's scores (`evaluate`'s), written as JSON.
+        limit: int or None. The number of sentences, when only the first ones were translated.
+
     Raises:
         NotADirectoryError: `RUN/hyps` is a file, a link loop or a dangling link (`validate_results_folder`).
-        tfm.runs.WriteError: a file could not be written (named, with the cause: read-only, disk full).
+        ResultsWriteError: a file could not be written (named, with the cause: read-only, disk full); its
+            `saved` lists the files written before it (the hypotheses, when only the scores failed).
+
+    Example:
+        >>> import tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> paths = write_results(tmp.name, "val", ["eins", "zwei"], {"beam_size": 4, "alpha": 0.6})
+        >>> [os.path.basename(path) for path in paths], open(paths[0]).read()
+        (['val.beam4.alpha0.6.txt', 'val.beam4.alpha0.6.json'], 'eins\\nzwei\\n')
     """
     from tfm.runs import folder as runs
 
     folder = validate_results_folder(run_dir)
-    runs.make_folder(folder)
-    stem = os.path.join(folder, results_name(split, scores, limit))
-    # One line per sentence even if a translation contained a line break.
-    runs.write_atomic(stem + ".txt", "".join(" ".join(h.splitlines()) + "\n" for h in hypotheses))
-    runs.write_atomic(stem + ".json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+    saved = []
+    try:
+        runs.make_folder(folder)
+        stem = os.path.join(folder, results_name(split, scores, limit))
+        # One line per sentence even if a translation contained a line break.
+        runs.write_atomic(stem + ".txt", "".join(" ".join(h.splitlines()) + "\n" for h in hypotheses))
+        saved.append(stem + ".txt")
+        runs.write_atomic(stem + ".json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+    except WriteError as error:
+        raise ResultsWriteError(error.errno, error.strerror, error.filename, saved) from None
     return stem + ".txt", stem + ".json"
+
+
+class ResultsWriteError(WriteError):
+    """`write_results` could not write a file (a `tfm.runs.WriteError`: named, with the cause); `saved` lists the
+    files it wrote before (the hypotheses' .txt when only the scores' .json failed).
+
+    Args:
+        errno, strerror, filename: as `OSError`'s.
+        saved: list of str. The paths written before the failure.
+
+    Example:
+        >>> import errno
+        >>> error = ResultsWriteError(errno.EFBIG, "File too large", "hyps/val.json", ["hyps/val.txt"])
+        >>> error.saved
+        ['hyps/val.txt']
+        >>> str(error)
+        'cannot write hyps/val.json: the file would exceed the file-size limit set by ulimit -f (EFBIG)'
+    """
+
+    def __init__(self, errno, strerror, filename, saved=()):
+        super().__init__(errno, strerror, filename)
+        self.saved = list(saved)

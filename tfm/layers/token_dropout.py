@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from tfm.config.rules import validate_fraction
 from tfm.special_tokens import RESERVED_TOKENS, UNK_ID
 
 
@@ -40,9 +41,7 @@ class TokenDropout(keras.layers.Layer):
 
     def __init__(self, rate=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
-        if not 0.0 <= float(rate) < 1.0:
-            raise ValueError(f"rate={rate} must be in [0, 1)")
-        self.rate = float(rate)
+        self.rate = validate_fraction("rate", rate)
         self.seed = seed
         self.seed_generator = keras.random.SeedGenerator(seed) if self.rate > 0 else None
         self.built = True

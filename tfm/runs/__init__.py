@@ -22,9 +22,12 @@ _EXPORTS = {
     **dict.fromkeys(("AVERAGED", "CONFIG_FILE", "CHECKPOINT_DIR", "TOKENIZER_DIR", "RunInUseError",
                      "config_differences", "data_config_from_info", "epoch_checkpoints", "latest_checkpoint",
                      "load_run", "load_tokenizer", "load_weights", "lock_run", "read_run_config",
-                     "resolve_checkpoint", "run_record"), "tfm.runs.folder"),
-    **dict.fromkeys(("HISTORY_COLUMNS", "HISTORY_FILE", "format_history", "read_history"), "tfm.runs.history"),
-    **dict.fromkeys(("WriteError", "cause", "save_weights", "write_atomic", "write_json_atomic"), "tfm.runs.atomic"),
+                     "resolve_checkpoint", "run_record", "verify_weights", "weights_problem", "weights_record"),
+                    "tfm.runs.folder"),
+    **dict.fromkeys(("HISTORY_COLUMNS", "HISTORY_FILE", "format_history", "history_problem", "read_history"),
+                    "tfm.runs.history"),
+    **dict.fromkeys(("WriteError", "cause", "model_record", "save_weights", "write_atomic", "write_json_atomic"),
+                    "tfm.runs.atomic"),
 }
 _SUBMODULES = ("atomic", "example", "folder", "history", "resume")
 

@@ -4,8 +4,10 @@
 disk (fsync) and renames it over the target, so a killed process or a full disk never leaves half a
 file where a later session would trust it. A write that fails raises `WriteError`, which names the
 file and the cause (disk full, file too large, read-only). Weights are built in memory first
-(`weights_bytes`), so such a failure happens in Python's write, never inside HDF5. The run-folder
-contract built on these is `tfm.runs`'s (which re-exports every name here).
+(`weights_bytes`), so such a failure happens in Python's write, never inside HDF5; a tfm model's
+weights file records the config it was written under (`model_record`, in the file's `tfm` attribute),
+so that loading it into a model of another architecture is refused (`tfm.runs.load_weights`). The
+run-folder contract built on these is `tfm.runs`'s (which re-exports every name here).
 
     write_json_atomic("runs/m30k/config.json", {"format": 1})
     save_weights(model, "runs/m30k/checkpoints/epoch_001.weights.h5")   # {"bytes", "sha256"}
@@ -24,6 +26,12 @@ import json
 import os
 import re
 import shutil
+
+from tfm import __version__
+from tfm.config.rules import ConfigIO
+from tfm.models.registry import model_name
+
+RECORD_ATTRIBUTE = "tfm"  # the weights file's root attribute holding `model_record` as JSON
 
 CAUSES = {
     errno.ENOSPC: "the disk is full",
@@ -311,6 +319,36 @@ def write_json_atomic(path, value):
     write_atomic(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
 
 
+def model_record(model):
+    """What a weights file of `model` records about it: `{"model", "model_config", "tfm_version"}`, or None.
+
+    None for a model without a tfm config (`model.config`, a `TransformerConfig` / `Seq2SeqConfig`): a plain
+    Keras model has nothing to record.
+
+    Args:
+        model: a `keras.Model` (or layer).
+
+    Example:
+        >>> import keras
+        >>> from tfm.config import TransformerConfig
+        >>> holder = keras.layers.Layer()
+        >>> holder.config = TransformerConfig.tiny(norm_first=True)
+        >>> record = model_record(holder)
+        >>> record["model"], record["model_config"]["norm_first"]
+        ('transformer', True)
+        >>> model_record(keras.layers.Layer()) is None
+        True
+    """
+    config = getattr(model, "config", None)
+    if not isinstance(config, ConfigIO):
+        return None
+    try:
+        name = model_name(config)
+    except TypeError:
+        return None
+    return {"model": name, "model_config": json.loads(json.dumps(config.to_dict())), "tfm_version": __version__}
+
+
 def weights_bytes(model):
     """The `.weights.h5` file of `model` (what `model.save_weights` writes), built in memory.
 
@@ -318,7 +356,8 @@ def weights_bytes(model):
     back with `model.load_weights`. Writing it to the disk afterwards (`write_atomic`)
     means a full disk or a file-size limit fails in Python's `write`, with the file
     named, instead of inside HDF5 (which can leave half a file whose header passes for
-    whole, and crash the interpreter at exit).
+    whole, and crash the interpreter at exit). A tfm model's config goes into the file's
+    root attribute `tfm` (`model_record`; Keras ignores it when loading).
 
     Args:
         model: a built `keras.Model` (or layer).
@@ -339,6 +378,9 @@ def weights_bytes(model):
     try:
         saving_lib._save_state(model, weights_store=store, assets_store=None, inner_path="",
                                visited_saveables=set())
+        record = model_record(model)
+        if record is not None:
+            store.h5_file.attrs[RECORD_ATTRIBUTE] = json.dumps(record, sort_keys=True)
     finally:
         store.close()
     return buffer.getbuffer()

@@ -3,8 +3,11 @@
 A run folder (`RUN`, the `--output` of `tfm train`) holds:
 
     config.json        {"tfm_version", "format": 1, "model", "model_config", "data", "training"}
-    tokenizer/         the shared subword vocabulary, learned once from the training split
-    checkpoints/       epoch_001.weights.h5 ... (the last K, weights only), averaged.weights.h5 (+ .averaging.json)
+    tokenizer/         the shared subword vocabulary, learned once from the training split: sentencepiece.model
+                       (what tfm reads), vocab.txt and tokenizer.json (readable copies, checked against it on load)
+    checkpoints/       epoch_001.weights.h5 ... (the last K, weights only), averaged.weights.h5 (+ .averaging.json);
+                       each records the model config it was written under, and a model of another architecture
+                       refuses it (`verify_weights`)
     history.csv        one row per finished epoch: epoch (0-based), loss, accuracy, val_*, learning_rate,
                        iterations, epoch_seconds
     backup/            the full training state (weights + optimizer) of the last finished epoch
@@ -26,11 +29,17 @@ folder above it is a file, a link loop or a dangling link, it can be written, an
 run's own files (`describe_run_file`). One `tfm train` at a time writes a folder (`lock_run`). What a run
 has finished, and how a session resumes it (a damaged backup included), is
 `tfm.runs.resume`'s; reading and writing history.csv is `tfm.runs.history`'s (its names re-exported here).
+A damaged file is refused in one line that names it and says what to do: config.json that is not JSON,
+is a JSON value of another type than an object, or holds settings of the wrong type or value
+(`read_run_config`); a weights file that is cut short, garbage or misnamed, was written under another
+architecture, or does not fit the config's shapes (`load_weights`, which blames the config then).
 """
 
+import collections
 import contextlib
 import datetime
 import errno
+import io
 import json
 import logging
 import os
@@ -42,14 +51,18 @@ import keras
 
 from tfm import __version__
 from tfm.config.configs import DataConfig
-from tfm.data.subword_tokenizer import MODEL_FILE, SubwordTokenizer
-from tfm.models.registry import build_model, config_class
+from tfm.config.rules import ConfigIO
+from tfm.data.subword_tokenizer import CONFIG_FILE as TOKENIZER_CONFIG_FILE
+from tfm.data.subword_tokenizer import MODEL_FILE, VOCAB_FILE, SubwordTokenizer
+from tfm.models.registry import build_model, config_class, model_name
 from tfm.runs.atomic import (  # noqa: F401  (tfm.runs' API)
     CAUSES,
+    RECORD_ATTRIBUTE,
     WriteError,
     atomic_folder,
     cause,
     is_running,
+    model_record,
     save_weights,
     weights_bytes,
     write_atomic,
@@ -59,6 +72,7 @@ from tfm.runs.history import (  # noqa: F401
     HISTORY_COLUMNS,
     HISTORY_FILE,
     format_history,
+    history_problem,
     read_history,
     read_rows,  # (tfm.runs' API)
     write_rows,
@@ -101,7 +115,8 @@ def read_run_config(run_dir):
     Raises:
         FileNotFoundError: no such folder, or no config.json.
         NotADirectoryError: `run_dir` is a file; a symbolic link loop or dangling link is named too.
-        ValueError: another format version or a damaged file.
+        ValueError: another format version, or a damaged file (not JSON, a JSON value of another type than an
+            object, settings missing or of the wrong type or value), named with what to do.
 
     Example:
         >>> import os, tempfile
@@ -123,21 +138,55 @@ def read_run_config(run_dir):
             raise FileNotFoundError(f"run folder {run_dir!r} does not exist (make one with tfm train)")
         raise FileNotFoundError(
             f"{run_dir!r} is not a tfm run folder: {CONFIG_FILE} not found (make one with tfm train)")
+    restore = f"restore {CONFIG_FILE} from a copy of the run folder"
+    with open(path, "rb") as f:
+        data = f.read()
     try:
-        with open(path) as f:
-            info = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path} is not valid JSON ({error}); the run folder is damaged") from None
-    fmt = info.get("format") if isinstance(info, dict) else None
+        info = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path} is not text (byte {data[error.start]:#04x} at offset {error.start} is not UTF-8): "
+                         f"it was overwritten or damaged; {restore}") from None
+    except json.JSONDecodeError as error:
+        what = "is empty (0 bytes)" if not data.strip() else f"is not valid JSON ({error})"
+        raise ValueError(f"{path} {what}: it was cut short, overwritten or damaged; {restore}") from None
+    if not isinstance(info, dict):
+        raise ValueError(f"{path} holds a JSON {_json_kind(info)} ({_preview(info)}), not the object of settings tfm "
+                         f"train writes: it was overwritten or damaged; {restore}")
+    if "format" not in info:
+        raise ValueError(f"{path} is not a tfm run's settings (no \"format\"; it holds {_preview(sorted(info))}): it "
+                         f"was overwritten or damaged; {restore}")
+    fmt = info["format"]
     if fmt != FORMAT:
-        made_by = info.get("tfm_version", "?") if isinstance(info, dict) else "?"
         raise ValueError(
-            f"{run_dir!r} is a run folder of format {fmt!r} (made by tfm {made_by}), but tfm {__version__} reads "
-            f"format {FORMAT}; use that tfm version or train into a new --output folder")
+            f"{run_dir!r} is a run folder of format {fmt!r} (made by tfm {info.get('tfm_version', '?')}), but tfm "
+            f"{__version__} reads format {FORMAT}; use that tfm version or train into a new --output folder")
     missing = [key for key in ("model", "model_config", "data") if key not in info]
     if missing:
-        raise ValueError(f"{path} lacks {missing}; the run folder is damaged")
+        raise ValueError(f"{path} lacks {missing}: it was edited or damaged; {restore}")
+    for key in ("model_config", "data"):
+        if not isinstance(info[key], dict):
+            raise ValueError(f"{path}: \"{key}\" holds a JSON {_json_kind(info[key])} ({_preview(info[key])}), not "
+                             f"an object of settings: it was edited or damaged; {restore}")
+    for what, read in (("model_config", model_config_from_info), ("data", data_config_from_info)):
+        try:
+            read(info)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"{path}: {what} {error}: it was edited or damaged; {restore}, or put back the value "
+                             f"tfm train wrote") from None
     return info
+
+
+def _json_kind(value):
+    for kind, name in ((bool, "boolean"), ((int, float), "number"), (str, "string"), (list, "array"),
+                       (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    return "null"
+
+
+def _preview(value, width=60):
+    text = json.dumps(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def model_config_from_info(info):
@@ -167,6 +216,9 @@ def model_config_from_info(info):
 def data_config_from_info(info):
     """The `DataConfig` stored in a parsed config.json.
 
+    Runs written before tfm refused `--source-file` / `--target-file` beside another `--dataset` may hold
+    them; they were never read, and are dropped.
+
     Args:
         info: dict. A parsed config.json (`read_run_config`).
 
@@ -178,7 +230,10 @@ def data_config_from_info(info):
         >>> data_config_from_info(read_run_config(run)).dataset
         'numbers'
     """
-    return DataConfig.from_dict(info["data"], ignore_unknown=True)
+    values = dict(info["data"])
+    if values.get("dataset", DataConfig.dataset) != "files":
+        values.update(source_file=None, target_file=None)
+    return DataConfig.from_dict(values, ignore_unknown=True)
 
 
 def run_record(model, model_config, data, training):
@@ -817,7 +872,11 @@ def resolve_checkpoint(run_dir, checkpoint=None):
 
 
 def _no_checkpoint(run_dir, folder):
-    finished = len(read_rows(os.path.join(run_dir, HISTORY_FILE)))
+    try:
+        finished = len(read_rows(os.path.join(run_dir, HISTORY_FILE)))
+    except ValueError:  # a damaged history.csv says nothing of the epochs finished
+        return (f"no epoch checkpoint in {folder!r} (and {HISTORY_FILE} is damaged); put the checkpoints back "
+                f"(epoch_NNN.weights.h5), or give a weights file with --checkpoint PATH")
     if not finished:
         return f"no checkpoint in {folder!r}: the run has not finished an epoch yet"
     where = f"{folder!r} holds no epoch checkpoint" if os.path.isdir(folder) else f"{folder!r} is missing"
@@ -841,15 +900,256 @@ def _warn_if_stale(run_dir, averaged):
                        averaged, newest_averaged, found[-1][0])
 
 
-def load_weights(model, path):
-    """`model.load_weights(path)`, with a message that names a damaged file instead of h5py's OSError.
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"  # the first bytes of an HDF5 file (.weights.h5)
+ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06")  # the first bytes of a zip archive (.keras)
+KERAS_ARCHIVE_WEIGHTS = "model.weights.h5"  # the weights inside a .keras archive
+
+
+def _misnamed(path):
+    """`(problem, fix)` when `path` cannot be a weights file by its name and first bytes, else None; `fix` is
+    None when the file is damaged (no name would make it readable)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(HDF5_SIGNATURE))
+    except IsADirectoryError:
+        return "it is a folder", "give a .weights.h5 file"
+    is_hdf5, is_zip = head == HDF5_SIGNATURE, head[:4] in ZIP_SIGNATURES
+    name = os.path.basename(str(path))
+    if not head:
+        return "the file is empty (0 bytes)", None
+    if name.endswith(".keras"):
+        if is_hdf5:
+            return "it is an HDF5 weights file named .keras", "rename it to end in .weights.h5"
+        return None if is_zip else ("it is not a .keras archive (a zip file)", None)
+    if name.endswith(".weights.h5"):
+        if is_zip:
+            return "it is a .keras archive named .weights.h5", "rename it to end in .keras"
+        return None if is_hdf5 else ("it is not an HDF5 file", None)
+    fix = ("rename it to end in .weights.h5" if is_hdf5 else "rename it to end in .keras" if is_zip
+           else "give a .weights.h5 file")
+    return "tfm reads weights from .weights.h5 (or .keras) files", fix
+
+
+@contextlib.contextmanager
+def _hdf5(path):
+    """The weights of `path` as an open `h5py.File`: the file itself, or a zip (.keras) archive's model.weights.h5
+    (told apart by their first bytes: a backup's older copy is named `latest.weights.h5.bkp`)."""
+    import h5py
+
+    with open(path, "rb") as f:
+        head = f.read(4)
+    if head in ZIP_SIGNATURES:
+        import zipfile
+
+        with zipfile.ZipFile(path) as archive:
+            data = archive.read(KERAS_ARCHIVE_WEIGHTS)
+        with h5py.File(io.BytesIO(data), "r") as f:
+            yield f
+    else:
+        with h5py.File(path, "r") as f:
+            yield f
+
+
+def weights_problem(path):
+    """Why a weights file (HDF5, or a zip archive as `.keras` files are) cannot be trusted ("truncated: ..."), or
+    None when every dataset in it reads.
+
+    Opening the file is not enough: a file cut short keeps a valid header, and Keras then
+    fails (or crashes) half-way through loading it.
 
     Args:
-        model: a built `keras.Model` of the file's architecture.
-        path: str. A `.weights.h5` file.
+        path: str. A `.weights.h5` or `.keras` file.
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> path = latest_checkpoint(run)
+        >>> weights_problem(path) is None
+        True
+        >>> with open(path, "r+b") as f:
+        ...     _ = f.truncate(os.path.getsize(path) // 2)   # cut short, as a killed write leaves it
+        >>> weights_problem(path) is None
+        False
+    """
+    import h5py
+
+    try:
+        with _hdf5(path) as f:
+            f.visititems(lambda name, item: item[()] if isinstance(item, h5py.Dataset) else None)
+    except Exception as error:  # h5py raises OSError, RuntimeError, KeyError ...; zipfile BadZipFile, EOFError ...
+        text = str(error).strip().splitlines()
+        return text[0][:160] if text else type(error).__name__
+    return None
+
+
+def weights_record(path):
+    """The `model_record` a weights file holds (the model config it was written under), or None.
+
+    None for a file written by Keras itself or by tfm before checkpoints recorded their config,
+    and for a file that cannot be read (see `weights_problem`).
+
+    Args:
+        path: str. A `.weights.h5` or `.keras` file.
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> record = weights_record(latest_checkpoint(run))
+        >>> record["model"], record["model_config"]["d_model"]
+        ('transformer', 16)
+    """
+    try:
+        with _hdf5(path) as f:
+            text = f.attrs.get(RECORD_ATTRIBUTE)
+        record = json.loads(text.decode() if isinstance(text, bytes) else text) if text is not None else None
+    except Exception:  # unreadable: weights_problem says why
+        return None
+    ok = isinstance(record, dict) and isinstance(record.get("model"), str) and isinstance(record.get("model_config"),
+                                                                                         dict)
+    return record if ok else None
+
+
+def architecture_differences(record, config, source="the model's config"):
+    """`["norm_first: the checkpoint's True, config.json's False", ...]`: where a weights file's recorded config
+    and `config` build models whose weights mean different things (`ConfigIO.architecture`); empty when none.
+
+    Args:
+        record: dict. A weights file's `weights_record`.
+        config: the model config the weights are to be loaded into.
+        source: str. How the messages name `config` (e.g. "RUN/config.json").
+
+    Returns:
+        list of str, one per differing field; None when the record cannot be read as a config of this tfm.
+
+    Example:
+        >>> from tfm.config import TransformerConfig
+        >>> from tfm.runs.atomic import model_record
+        >>> class Holder: config = TransformerConfig.tiny(norm_first=True)
+        >>> architecture_differences(model_record(Holder()), TransformerConfig.tiny(dropout=0.3))
+        ["norm_first: the checkpoint's True, the model's config's False"]
+    """
+    name = model_name(config)
+    if record["model"] != name:
+        return [f"model: the checkpoint's {record['model']!r}, {source}'s {name!r}"]
+    try:
+        recorded = config_class(record["model"]).from_dict(record["model_config"], ignore_unknown=True).architecture()
+    except (ValueError, TypeError):
+        return None
+    wanted = config.architecture()
+    return [f"{key}: the checkpoint's {recorded.get(key)!r}, {source}'s {wanted.get(key)!r}"
+            for key in sorted(set(recorded) | set(wanted)) if recorded.get(key) != wanted.get(key)]
+
+
+def _shapes(f):
+    """`{array path: shape}` of an open weights file, the path shortened to its layers ("encoder/.../kernel")."""
+    import h5py
+
+    shapes = {}
+
+    def visit(name, item):
+        if isinstance(item, h5py.Dataset):
+            shapes[name.removeprefix("layers/").replace("/vars/", "#")] = tuple(item.shape)
+
+    f.visititems(visit)
+    return shapes
+
+
+def _shape_mismatch(model, path):
+    """`(arrays that differ, arrays in the file, an example)` when the file's arrays are not the model's shapes."""
+    import h5py
+
+    with _hdf5(path) as f:
+        found = _shapes(f)
+    with h5py.File(io.BytesIO(bytes(weights_bytes(model))), "r") as f:
+        wanted = _shapes(f)
+    differ = sorted(name for name in set(found) | set(wanted) if found.get(name) != wanted.get(name))
+    if not differ:
+        return None
+    both = [name for name in differ if name in found and name in wanted]
+    example = (f"{both[0]}: the file has {found[both[0]]}, the model {wanted[both[0]]}" if both
+               else f"the file has {len(found)} arrays, the model {len(wanted)}")
+    return len(differ), len(found), example
+
+
+def _absent_fields(config, config_file):
+    """The architecture fields of `config` that `config_file`'s model_config lacks (their defaults were used)."""
+    try:
+        with open(config_file) as f:
+            stored = json.load(f)["model_config"]
+        return [key for key in config.architecture() if key not in stored]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+
+
+def verify_weights(path, config, *, config_file=None, remedy=None):
+    """Checks a weights file against its record: refused when the config it was written under
+    (`weights_record`) builds a model whose weights mean something else than `config`'s
+    (`architecture_differences`: pre-LN weights in a post-LN model have the same shapes, and would
+    load and translate nonsense). A file without a record passes (it cannot be checked).
+
+    Args:
+        path: str. A weights file (an epoch checkpoint, the averaged one, the training backup's).
+        config: the model config the weights are to be loaded into.
+        config_file: str or None. Where `config` was read (`RUN/config.json`), for the message.
+        remedy: str or None. What else the command can do, appended to the message.
+
+    Returns:
+        The file's record, or None when it has none.
 
     Raises:
-        ValueError: the file is not a readable weights file (truncated, not HDF5, another model's).
+        ValueError: the recorded config differs (each differing field named, with the values on both sides).
+
+    Example:
+        >>> import dataclasses, os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> config = model_config_from_info(read_run_config(run))
+        >>> verify_weights(latest_checkpoint(run), config)["model"]
+        'transformer'
+        >>> verify_weights(latest_checkpoint(run), dataclasses.replace(config, positional="learned"))
+        Traceback (most recent call last):
+        ...
+        ValueError: ...weights.h5 was written by a model of another configuration than the model's config ...
+    """
+    source = config_file or "the model's config"
+    record = weights_record(path)
+    differences = architecture_differences(record, config, os.path.basename(source)) if record else None
+    if differences:
+        absent = set(_absent_fields(config, config_file)) if config_file else set()
+        listed = "; ".join(d + (f" (absent from {CONFIG_FILE}: the default)" if d.split(":")[0] in absent else "")
+                           for d in differences)
+        raise ValueError(
+            f"{path} was written by a model of another configuration than {source} describes: {listed}. If "
+            f"{os.path.basename(source)} was edited, put the checkpoint's values back; if the checkpoint comes "
+            f"from another run, use it with that run's folder{f', {remedy}' if remedy else ''}")
+    return record
+
+
+def load_weights(model, path, *, config_file=None, remedy=None):
+    """`model.load_weights(path)`, refused in one line that names the file, what is wrong and what to do.
+
+    Before loading, the file's recorded config (`weights_record`, written by `save_weights`) is compared with
+    the model's (`architecture_differences`): a checkpoint made under another architecture (pre-LN weights in
+    a post-LN model have the same shapes) is refused by name instead of translating nonsense. A file without a
+    record (Keras', or tfm's before checkpoints recorded their config) is loaded unchecked, with a log line.
+    When loading fails, the message says which of these it is: a damaged file (truncated, garbage, a
+    .keras archive that is not one), a misnamed one (an HDF5 file named .keras), or weights whose shapes do not
+    fit the config (blamed on the config, with the fields `config_file` lacks).
+
+    Args:
+        model: a built `keras.Model` (a tfm model carries its config as `model.config`).
+        path: str. A `.weights.h5` file (or a `.keras` archive).
+        config_file: str or None. Where the model's config was read (`RUN/config.json`), for the messages.
+        remedy: str or None. What else the command that loads can do, appended to the message ("or choose
+            another checkpoint with --checkpoint ...").
+
+    Raises:
+        ValueError: the file is damaged or misnamed, or was written under another config (named).
 
     Example:
         >>> import os, tempfile
@@ -861,16 +1161,50 @@ def load_weights(model, path):
         >>> load_weights(model, os.path.join(run, "config.json"))
         Traceback (most recent call last):
         ...
-        ValueError: cannot read the weights in ...config.json: ...
+        ValueError: cannot read the weights in ...config.json: tfm reads weights from .weights.h5 (or .keras) ...
+        >>> import dataclasses
+        >>> pre_ln = build_float32_model(dataclasses.replace(model.config, norm_first=True))
+        >>> load_weights(pre_ln, latest_checkpoint(run))
+        Traceback (most recent call last):
+        ...
+        ValueError: ...epoch_002.weights.h5 was written by a model of another configuration than the model's ...
     """
+    source = config_file or "the model's config"
+    tail = f", {remedy}" if remedy else ""
+    misnamed = _misnamed(path)
+    if misnamed is not None:
+        problem, fix = misnamed
+        if fix is None:
+            raise ValueError(f"cannot read the weights in {path}: {problem}; the file is damaged (cut short, "
+                             f"overwritten or not a weights file): restore it from a copy of the run{tail}")
+        raise ValueError(f"cannot read the weights in {path}: {problem}; {fix}{tail}")
+    config = getattr(model, "config", None)
+    record = verify_weights(path, config, config_file=config_file, remedy=remedy) if isinstance(config, ConfigIO) \
+        else weights_record(path)
     try:
         model.load_weights(path)
-    except (OSError, ValueError, KeyError) as error:
+        if record is None:
+            logger.info("%s records no model config (written by Keras, or by tfm before checkpoints recorded "
+                        "theirs): loaded without checking it against %s", path, source)
+        return
+    except Exception as error:  # Keras raises ValueError, h5py OSError / KeyError, zipfile BadZipFile ...
         first = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+    problem = weights_problem(path)
+    if problem is not None:
+        raise ValueError(f"cannot read the weights in {path}: {problem}; the file is damaged (cut short, overwritten "
+                         f"or not a weights file): restore it from a copy of the run{tail}")
+    mismatch = _shape_mismatch(model, path)
+    if mismatch is not None:
+        differ, total, example = mismatch
+        absent = _absent_fields(config, config_file) if config_file and isinstance(config, ConfigIO) else []
+        lacks = (f"; {os.path.basename(source)}'s model_config lacks {', '.join(absent)}, so the default"
+                 f"{'s were' if len(absent) > 1 else ' was'} used" if absent else "")
         raise ValueError(
-            f"cannot read the weights in {path}: {first}. The file is damaged (truncated or not a Keras "
-            f"weights file) or belongs to another model; choose another checkpoint with --checkpoint "
-            f"(e.g. latest, or an epoch number), or rerun tfm average") from None
+            f"the weights in {path} do not fit the model {source} describes: {differ} of its {total} arrays differ "
+            f"in shape ({example}){lacks}; {os.path.basename(source)} was edited or damaged (restore it from a copy "
+            f"of the run), or the checkpoint belongs to another run{tail}")
+    raise ValueError(f"cannot load the weights in {path} into the model {source} describes: {first}; the "
+                     f"checkpoint belongs to another model{tail}")
 
 
 def build_float32_model(config):
@@ -918,7 +1252,72 @@ def load_tokenizer(run_dir, config):
     if tokenizer.vocab_size != config.vocab_size:
         raise ValueError(f"{run_dir}: the tokenizer has {tokenizer.vocab_size} ids but the model "
                          f"{config.vocab_size}; the run folder is damaged")
+    for problem in tokenizer_copies_problems(os.path.join(run_dir, TOKENIZER_DIR), tokenizer):
+        logger.warning("%s; it is a readable copy that tfm does not read (the model uses %s, which is whole): "
+                       "restore it from a copy of the run folder, or write it again with "
+                       "tfm.data.SubwordTokenizer.load(%r).save(%r)", problem, MODEL_FILE,
+                       os.path.join(run_dir, TOKENIZER_DIR), os.path.join(run_dir, TOKENIZER_DIR))
     return tokenizer
+
+
+def tokenizer_copies_problems(folder, tokenizer):
+    """What is wrong with the readable copies beside a run's `sentencepiece.model`: `vocab.txt` (every token, one
+    a line, in id order) and `tokenizer.json` (its size and reserved ids); empty when both match the model.
+
+    tfm reads only `sentencepiece.model`; the copies are for people and other tools, so damage there is said
+    (by `load_tokenizer`, one warning each) rather than refused.
+
+    Args:
+        folder: str. A run's `tokenizer/`.
+        tokenizer: the `SubwordTokenizer` loaded from it.
+
+    Returns:
+        list of str, one per damaged or missing copy, each naming the file.
+
+    Example:
+        >>> import os, tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> folder = os.path.join(run, TOKENIZER_DIR)
+        >>> tokenizer = SubwordTokenizer.load(folder)
+        >>> tokenizer_copies_problems(folder, tokenizer)
+        []
+        >>> with open(os.path.join(folder, VOCAB_FILE), "r+b") as f:
+        ...     _ = f.truncate(20)
+        >>> tokenizer_copies_problems(folder, tokenizer)
+        ['...vocab.txt lists 3 tokens, not the 60 of sentencepiece.model (cut short?)']
+    """
+    problems = []
+    vocab_path, config_path = os.path.join(folder, VOCAB_FILE), os.path.join(folder, TOKENIZER_CONFIG_FILE)
+    try:
+        with open(vocab_path, encoding="utf-8") as f:
+            listed = f.read().split("\n")
+        listed = listed[:-1] if listed and listed[-1] == "" else listed
+        vocabulary = tokenizer.vocabulary()
+        if len(listed) != len(vocabulary):
+            problems.append(f"{vocab_path} lists {len(listed)} tokens, not the {len(vocabulary)} of {MODEL_FILE}"
+                            f"{' (cut short?)' if len(listed) < len(vocabulary) else ''}")
+        elif listed != vocabulary:
+            line = next(i for i, (a, b) in enumerate(zip(listed, vocabulary)) if a != b)
+            problems.append(f"{vocab_path} differs from {MODEL_FILE} at line {line + 1} ({listed[line]!r}, not "
+                            f"{vocabulary[line]!r})")
+    except FileNotFoundError:
+        problems.append(f"{vocab_path} is missing")
+    except (OSError, UnicodeDecodeError) as error:
+        problems.append(f"{vocab_path} cannot be read ({error})")
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            record = json.load(f)
+        if not isinstance(record, dict) or record.get("vocab_size") != tokenizer.vocab_size:
+            found = record.get("vocab_size") if isinstance(record, dict) else record
+            problems.append(f"{config_path} records vocab_size {found!r}, not the {tokenizer.vocab_size} of "
+                            f"{MODEL_FILE}")
+    except FileNotFoundError:
+        problems.append(f"{config_path} is missing")
+    except (OSError, ValueError) as error:
+        problems.append(f"{config_path} is not valid JSON ({str(error).splitlines()[0][:80]})")
+    return problems
 
 
 def load_run(run_dir, checkpoint=None):
@@ -959,5 +1358,6 @@ def load_run(run_dir, checkpoint=None):
     tokenizer = load_tokenizer(run_dir, config)
     path = resolve_checkpoint(run_dir, checkpoint)
     model = build_model(config)
-    load_weights(model, path)
+    load_weights(model, path, config_file=os.path.join(run_dir, CONFIG_FILE),
+                 remedy="or choose another checkpoint with --checkpoint (latest, an epoch number or a file)")
     return model, tokenizer, {**info, "run_dir": run_dir, "checkpoint": path, "config": config}

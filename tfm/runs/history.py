@@ -4,7 +4,9 @@
                        epoch_seconds; columns in order of first appearance, `\\n` line ends
 
 `tfm.training.callbacks.HistoryCSV` writes it while training (a resumed run rewrites it up to the epoch it
-resumes from); `read_history` gives it to plots and notebooks, `format_history` as a text table.
+resumes from, after `tfm.runs.resume.verify_history` has made sure it holds every finished epoch);
+`read_history` gives it to plots and notebooks, `format_history` as a text table. A file that is not a
+history (not text, no `epoch` column) is refused in one line naming it.
 The rest of the run-folder contract is `tfm.runs`, which re-exports these names.
 """
 
@@ -17,6 +19,43 @@ from tfm.runs.atomic import write_atomic
 HISTORY_FILE = "history.csv"
 
 
+def _parse(path):
+    """`(rows, problem)`: the rows of the CSV file `path` (dicts of str), or why it is not a history.csv."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        rows = list(reader)
+    except UnicodeDecodeError as error:
+        return [], (f"is not text (byte {data[error.start]:#04x} at offset {error.start} is not UTF-8: a compressed "
+                    f"or binary file?)")
+    except csv.Error as error:
+        return [], f"is not CSV ({error})"
+    if not text.strip():
+        return [], f"is empty ({len(data)} bytes)"
+    if "epoch" not in (reader.fieldnames or ()):
+        return [], f"has no epoch column (its first line is {text.splitlines()[0][:60]!r})"
+    return rows, None
+
+
+def history_problem(path):
+    """Why `path` is not a readable history.csv ("is not text (...)"), or None; a missing file has none.
+
+    Args:
+        path: str. A history.csv.
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, HISTORY_FILE)
+        >>> write_atomic(path, b"\\x1f\\x8b\\x08 compressed")
+        >>> history_problem(path)
+        'is not text (byte 0x8b at offset 1 is not UTF-8: a compressed or binary file?)'
+    """
+    return _parse(path)[1] if os.path.isfile(path) else None
+
+
 def read_rows(path):
     """The rows of a history.csv (dicts of str); rows without an integer epoch are skipped.
 
@@ -25,6 +64,10 @@ def read_rows(path):
 
     Returns:
         list of dict: column -> str, one per epoch row.
+
+    Raises:
+        ValueError: the file is not a history.csv (`history_problem`: empty, not UTF-8 text, not CSV, no `epoch`
+            column), named with what to do.
 
     Example:
         >>> import os, tempfile
@@ -36,8 +79,10 @@ def read_rows(path):
     """
     if not os.path.isfile(path):
         return []
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows, problem = _parse(path)
+    if problem is not None:
+        raise ValueError(f"{path} {problem}: it was overwritten or damaged; restore it from a copy of the run folder "
+                         f"(the next tfm train of the run keeps it aside and rebuilds it)")
     good = []
     for row in rows:
         try:

@@ -12,7 +12,9 @@ and a missing one falls back to the newest epoch checkpoint that reads in full, 
 fresh optimizer moments. Nothing is trusted for being there: a backup's weights must
 have the size and SHA-256 its metadata records (`tfm.training.callbacks.RunBackup` writes them
 last), or, written by Keras' own `BackupAndRestore`, every dataset must read; an epoch
-checkpoint must read in full. Only training reads this; inference needs `tfm.runs`
+checkpoint must read in full; history.csv must hold a row for every finished epoch
+(`verify_history`: a damaged, cut-short or missing one is rebuilt, the original kept beside it,
+and the epochs whose numbers are lost said). Only training reads this; inference needs `tfm.runs`
 alone.
 """
 
@@ -22,8 +24,6 @@ import logging
 import os
 import shutil
 from typing import NamedTuple
-
-import h5py
 
 from tfm.runs import folder as runs
 
@@ -53,37 +53,6 @@ class Standing(NamedTuple):
     epochs: int
     from_backup: bool
     checkpoint: tuple | None
-
-
-def weights_problem(path):
-    """Why a `.weights.h5` file cannot be trusted ("truncated: ..."), or None when every dataset in it reads.
-
-    Opening the file is not enough: a file cut short keeps a valid header, and Keras then
-    fails (or crashes) half-way through loading it.
-
-    Args:
-        path: str. A `.weights.h5` file.
-
-    Example:
-        >>> import tempfile
-        >>> from tfm.runs.example import write_example_run
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> run = write_example_run(os.path.join(tmp.name, "run"))
-        >>> path = runs.latest_checkpoint(run)
-        >>> weights_problem(path) is None
-        True
-        >>> with open(path, "r+b") as f:
-        ...     _ = f.truncate(os.path.getsize(path) // 2)   # cut short, as a killed write leaves it
-        >>> weights_problem(path) is None
-        False
-    """
-    try:
-        with h5py.File(path, "r") as f:
-            f.visititems(lambda name, item: item[()] if isinstance(item, h5py.Dataset) else None)
-    except Exception as error:  # h5py raises OSError, RuntimeError, KeyError ... for a damaged file
-        text = str(error).strip().splitlines()
-        return text[0][:160] if text else type(error).__name__
-    return None
 
 
 def _read_metadata(path):
@@ -136,7 +105,7 @@ def _newest_whole_state(backup_dir):
                     return epoch, path, metadata_path
         else:  # Keras' BackupAndRestore's
             path = os.path.join(backup_dir, BACKUP_WEIGHTS + suffix)
-            if path in weights and weights_problem(path) is None:
+            if path in weights and runs.weights_problem(path) is None:
                 return epoch, path, metadata_path
     return None
 
@@ -145,7 +114,7 @@ def _describe(path):
     """What is wrong with a backup's weights file: "is damaged (unreadable: ...)"."""
     if not os.path.isfile(path):
         return "is missing (a backup write was cut short)"
-    problem = weights_problem(path)
+    problem = runs.weights_problem(path)
     return (f"is damaged (unreadable: {problem})" if problem
             else "is damaged (not the file its metadata describes: cut short or replaced)")
 
@@ -221,7 +190,7 @@ def where_run_stands(run_dir, backup_dir):
     if done > 0:
         return Standing(done, True, found[-1] if found else None)
     for epoch, path in reversed(found):
-        problem = weights_problem(path)
+        problem = runs.weights_problem(path)
         if problem is None:
             return Standing(epoch, False, (epoch, path))
         logger.warning("%s is damaged (%s); trying the checkpoint before it (this epoch will be trained again and "
@@ -259,14 +228,94 @@ def restore_from_checkpoint(run_dir, checkpoint, model, shadow):
         2
     """
     epoch, path = checkpoint
-    runs.load_weights(shadow, path)
+    runs.load_weights(shadow, path, config_file=os.path.join(run_dir, runs.CONFIG_FILE))
     model.set_weights(shadow.get_weights())
-    rows = [row for row in runs.read_rows(os.path.join(run_dir, runs.HISTORY_FILE)) if int(row["epoch"]) == epoch - 1]
-    iterations = int(float(rows[-1]["iterations"])) if rows and rows[-1].get("iterations") else 0
-    model.optimizer.iterations.assign(iterations)
-    logger.warning("no training state in %s: continuing from %s with fresh optimizer moments at step %d",
-                   os.path.join(run_dir, runs.BACKUP_DIR), os.path.basename(path), iterations)
+    try:
+        rows = [row for row in runs.read_rows(os.path.join(run_dir, runs.HISTORY_FILE))
+                if int(row["epoch"]) == epoch - 1]
+    except ValueError:  # a damaged history.csv: verify_history sets it aside before training
+        rows = []
+    try:
+        iterations = int(float(rows[-1]["iterations"]))
+    except (IndexError, KeyError, TypeError, ValueError):
+        iterations = None
+    model.optimizer.iterations.assign(iterations or 0)
+    logger.warning("no training state in %s: continuing from %s with fresh optimizer moments at step %s",
+                   os.path.join(run_dir, runs.BACKUP_DIR), os.path.basename(path),
+                   iterations if iterations is not None else
+                   f"0 ({runs.HISTORY_FILE} records no step count for epoch {epoch}: the learning-rate schedule "
+                   f"starts again, warm-up included)")
     return epoch
+
+
+def _epochs(numbers):
+    """`[3, 4, 5, 8]` -> "3-5, 8" (epochs counted from 1)."""
+    spans = []
+    for number in numbers:
+        if spans and number == spans[-1][1] + 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
+
+
+def verify_history(run_dir, epochs):
+    """Makes sure `RUN/history.csv` holds a row for each of the `epochs` finished epochs before a session adds
+    to it; rebuilds it when not, never shortening it silently.
+
+    A missing, damaged (not text, not CSV, no epoch column) or cut-short file is rebuilt from what the run
+    knows: the rows that read, and for each finished epoch without one a row holding the epoch alone (its
+    numbers are lost: nan in `read_history`). The original is kept as `history.csv.damaged`, and one warning
+    names the file, the cause and the epochs whose numbers are lost.
+
+    Args:
+        run_dir: str. The run folder.
+        epochs: int. Epochs the run has finished (`Standing.epochs`).
+
+    Returns:
+        list of int: the epochs (counted from 1) whose rows were lost; empty when the file was whole.
+
+    Example:
+        >>> import tempfile
+        >>> from tfm.runs.example import write_example_run
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> run = write_example_run(os.path.join(tmp.name, "run"), epochs=3)
+        >>> verify_history(run, 3)
+        []
+        >>> path = os.path.join(run, runs.HISTORY_FILE)
+        >>> runs.write_rows(path, runs.read_rows(path)[:1])   # cut short: epochs 2 and 3 lost
+        >>> verify_history(run, 3)
+        [2, 3]
+        >>> runs.read_history(run)["epoch"], os.path.isfile(path + ".damaged")   # the original kept
+        ([0, 1, 2], True)
+    """
+    path = os.path.join(run_dir, runs.HISTORY_FILE)
+    damaged = f"{path}.damaged"
+    rows, why = [], None
+    if not os.path.isfile(path):
+        if epochs == 0:
+            return []
+        why = "is missing"
+    else:
+        why = runs.history_problem(path)
+        rows = runs.read_rows(path) if why is None else []
+    by_epoch = {int(row["epoch"]): row for row in rows}
+    lost = [epoch + 1 for epoch in range(epochs) if epoch not in by_epoch]
+    if why is None and not lost:
+        return []
+    if why is None:
+        why = f"holds {len([e for e in by_epoch if e < epochs])} of the {epochs} finished epochs' rows (cut short?)"
+    rebuilt = [by_epoch.get(epoch, {"epoch": epoch}) for epoch in range(epochs)]
+    rebuilt += [row for epoch, row in sorted(by_epoch.items()) if epoch >= epochs]
+    kept = ""
+    if os.path.isfile(path):
+        shutil.copy2(path, damaged)
+        kept = f"; the original is kept as {damaged}"
+    runs.write_rows(path, rebuilt)
+    logger.warning("%s %s: rebuilt with a row per finished epoch (%d)%s%s", path, why, epochs,
+                   f"; the numbers of epoch{'s' if len(lost) > 1 else ''} {_epochs(lost)} are lost (their rows "
+                   f"hold the epoch alone)" if lost else "", kept)
+    return lost
 
 
 def stream_seed(seed, done_before):
@@ -304,4 +353,7 @@ def epochs_on_disk(run_dir):
     found = runs.epoch_checkpoints(run_dir)
     if found:
         return found[-1][0]
-    return len(runs.read_rows(os.path.join(run_dir, runs.HISTORY_FILE)))
+    try:
+        return len(runs.read_rows(os.path.join(run_dir, runs.HISTORY_FILE)))
+    except ValueError:  # a damaged history.csv counts nothing
+        return 0

@@ -99,7 +99,8 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
     model = runs.build_float32_model(config)
     total = None
     for _, path in chosen:
-        runs.load_weights(model, path)
+        runs.load_weights(model, path, config_file=os.path.join(run_dir, runs.CONFIG_FILE),
+                          remedy=f"or move it out of {folder} to average the other checkpoints")
         weights = model.get_weights()
         if total is None:
             total = [w.astype(np.float64) if np.issubdtype(w.dtype, np.floating) else w for w in weights]

@@ -118,13 +118,14 @@ class RunBackup(keras.callbacks.BackupAndRestore):
     kill during the write leaves half a file whose header still passes for whole, which the
     next session would load (and crash on). Here, at the end of each epoch:
 
-    1. the older copy (`*.bkp`) is dropped, so the disk holds at most two backups;
-    2. the weights are built in memory and written to a temporary file, fsynced;
-    3. the current pair is renamed to `*.bkp`, the new file renamed into place;
-    4. `training_metadata.json` is written last, with the size and SHA-256 of its weights.
+    1. the weights are built in memory and written to a temporary file, fsynced;
+    2. only then is the current pair renamed over the older copy (`*.bkp`), the new file
+       renamed into place;
+    3. `training_metadata.json` is written last, with the size and SHA-256 of its weights.
 
     A failure at any step leaves a pair whose metadata matches its weights, which
-    `tfm.runs.resume.verify_backup` finds (and names) before Keras restores it.
+    `tfm.runs.resume.verify_backup` finds (and names) before Keras restores it, and the older
+    copy stays until the new one is whole (so the disk holds a third backup for a moment).
 
     Args:
         backup_dir: str. `RUN/backup`, or a non-chief worker's own folder.
@@ -150,12 +151,9 @@ class RunBackup(keras.callbacks.BackupAndRestore):
         runs.make_folder(self.backup_dir)
         latest, metadata = self._weights_path, self._training_metadata_path
         previous, previous_metadata = self._prev_weights_path, self._prev_training_metadata_path
-        for path in (previous, previous_metadata):
-            if os.path.exists(path):
-                os.remove(path)
         data = runs.weights_bytes(self.model)
 
-        def keep_previous():
+        def keep_previous():  # the new weights are whole on the disk: the current pair becomes the older copy
             for path, older in ((latest, previous), (metadata, previous_metadata)):
                 if os.path.exists(path):
                     os.replace(path, older)

@@ -4,6 +4,7 @@ R-Drop term (Liang et al., 2021) for small corpora."""
 import keras
 from keras import ops
 
+from tfm.config.rules import validate_fraction, validate_rdrop_alpha
 from tfm.special_tokens import PAD_ID
 
 
@@ -66,15 +67,13 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
         reduction="sum",
         **kwargs,
     ):
-        if not 0.0 <= label_smoothing < 1.0:
-            raise ValueError(f"label_smoothing={label_smoothing} must be in [0, 1)")
+        label_smoothing = validate_fraction("label_smoothing", label_smoothing)
+        rdrop_alpha = validate_rdrop_alpha(rdrop_alpha)
         super().__init__(name=name, reduction=reduction, **kwargs)
-        self.label_smoothing = float(label_smoothing)
+        self.label_smoothing = label_smoothing
         self.pad_id = int(pad_id)
         self.exclude_pad_from_smoothing = bool(exclude_pad_from_smoothing)
-        if not float(rdrop_alpha) >= 0.0:  # also refuses nan
-            raise ValueError(f"rdrop_alpha={rdrop_alpha} must be >= 0 (0 = no R-Drop term)")
-        self.rdrop_alpha = float(rdrop_alpha)
+        self.rdrop_alpha = rdrop_alpha
 
     def call(self, y_true, y_pred):
         y_true = ops.cast(y_true, "int32")

@@ -23,9 +23,13 @@ Running the same command again on a RUN resumes it from the last finished epoch 
 run killed during an epoch loses that epoch only) and trains up to `epochs`. A
 RUN made with a different model or data configuration is refused, naming the
 fields that differ; the seed, strategy, precision, XLA switch, epochs and steps may
-change between sessions. One session at a time writes a RUN: it holds `RUN/.lock`
-(`tfm.runs.lock_run`) from before it reads where the run stands until it returns, and
-a second one is refused with the first one's PID. A write that fails (disk full, file
+change between sessions. A resumed session checks what it continues from: the
+backup against the config it was written under (`tfm.runs.verify_weights`), and
+history.csv for a row per finished epoch (`tfm.runs.resume.verify_history`, which
+rebuilds a damaged or cut-short one and says which epochs' numbers are lost). One
+session at a time writes a RUN: it holds `RUN/.lock` (`tfm.runs.lock_run`) from
+before it reads where the run stands until it returns, and a second one is refused
+with the first one's PID. A write that fails (disk full, file
 too large, read-only) raises `tfm.runs.WriteError` naming the file, and leaves the
 files a later session trusts as they were.
 """
@@ -368,6 +372,11 @@ def _train_session(run_dir, config, data, training, requested, strategy, epochs,
     standing = (resume.where_run_stands(run_dir, backup_dir) if existing is not None
                 else resume.Standing(epochs=0, from_backup=False, checkpoint=None))
     done_before = standing.epochs
+    if standing.from_backup:  # Keras restores it unchecked: refused here when made under another architecture
+        runs.verify_weights(os.path.join(backup_dir, resume.BACKUP_WEIGHTS), config,
+                            config_file=os.path.join(run_dir, runs.CONFIG_FILE))
+    if existing is not None and is_chief:
+        resume.verify_history(run_dir, done_before)  # a row per finished epoch before this session adds to it
     if done_before >= epochs:
         logger.info("%s has finished %d epochs already (--epochs %d): nothing to train", run_dir, done_before, epochs)
         model = runs.load_run(run_dir, checkpoint="latest")[0] if standing.checkpoint else build_model(config)
