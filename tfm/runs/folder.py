@@ -35,7 +35,6 @@ is a JSON value of another type than an object, or holds settings of the wrong t
 architecture, or does not fit the config's shapes (`load_weights`, which blames the config then).
 """
 
-import collections
 import contextlib
 import datetime
 import errno
