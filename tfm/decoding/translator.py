@@ -194,7 +194,12 @@ class Translator:
                 make it.
 
         Example:
-            >>> Translator.from_run(tempfile.mkdtemp(), checkpoint="averaged")  # doctest: +ELLIPSIS
+            >>> from tfm.runs.example import write_example_run
+            >>> run = write_example_run(os.path.join(tempfile.mkdtemp(), "run"))   # 2 epochs, untrained
+            >>> translator = Translator.from_run(run, checkpoint="latest", beam_size=1)
+            >>> translator.beam_size, len(translator.translate(["two", "seven hundred"]))
+            (1, 2)
+            >>> Translator.from_run(run)  # doctest: +ELLIPSIS
             Traceback (most recent call last):
             FileNotFoundError: run ... has no averaged weights (...): ... first (`tfm average --run ...`), ...
         """
