@@ -11,7 +11,12 @@ into a temporary folder. Then:
 - when a Chromium is installed (`apt-get install chromium`; otherwise these skip, saying so): headless
   Chromium, driven by Playwright, opens every page from an http server on 127.0.0.1: no console
   error or failed request, every image loaded (natural width > 0), every internal link and anchor
-  resolves, and searching "label smoothing" finds notebook 07 and lands on it.
+  resolves, and searching "label smoothing" finds notebook 07 and lands on it;
+- readable at 1280 px (issue 40): no course code cell with lines of <= 100 characters scrolls sideways, every
+  figure is shown at >= 80% of its width or (wider than its column) at the column's width with click-to-enlarge,
+  outputs wrap between words, the search works from site/index.html opened from the disk (file://), the page
+  contents keep their inline code, the search titles are plain text, every indexed page is linked from another,
+  and the header has the dark-theme toggle.
 
     .venv/bin/python -m pytest -q tests/test_site.py
 """
@@ -340,3 +345,133 @@ def test_a_hangul_search_lands_on_a_korean_course_page(browser):
     result.click()
     page.wait_for_url(re.compile(r".*/course/ko/\d\d_\w+\.html.*"), timeout=20_000)
     assert "인코더" in page.inner_text("article")
+
+
+# --- Readable at 1280 px (issue 40) ---------------------------------------------------------------------
+
+NOTEBOOK_PAGES = [f"course/{p.stem}.html" for p in COPIES] + \
+    [f"{docs_site.KOREAN_COURSE}/{p.stem}.html" for p in KOREAN_COPIES]
+MAX_LINE = 100  # characters a code cell's line may have and still show whole at 1280 px
+
+
+def test_contents_entries_keep_their_inline_code(site):
+    """A heading with `code` ("3. `saved_model_cli`") keeps it in the page contents, not "3."."""
+    lost = []
+    for name in NOTEBOOK_PAGES:
+        text = (site / name).read_text(encoding="utf-8")
+        nav = text[text.index('class="md-nav md-nav--secondary"'):]
+        for ident, inner in re.findall(r'<h[2-6][^>]*\sid="([^"]+)"[^>]*>(.*?)</h[2-6]>', text, re.DOTALL):
+            for code in re.findall(r"<code>(.*?)</code>", inner):
+                entry = re.search(rf'href="#{re.escape(ident)}"[^>]*>(.*?)</a>', nav, re.DOTALL)
+                if entry and f"<code>{code}</code>" not in entry.group(1):
+                    lost.append(f"{name}#{ident}: {code}")
+    assert not lost, lost[:10]
+    page = (site / "course" / "12_export_and_serve.html").read_text(encoding="utf-8")
+    assert re.search(r'href="#3-saved_model_cli"[^>]*>\s*<span class="md-ellipsis">\s*3\. <code>saved_model_cli</code>',
+                     page), "notebook 12's contents lost `saved_model_cli`"
+
+
+def test_search_titles_are_plain_text(site):
+    """No permalink "¶" and no raw TeX (`$\\sqrt{d_k}$`) in the search results' titles."""
+    docs = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    raw = [d["title"] for d in docs if "¶" in d["title"] or "$" in d["title"] or "\\(" in d["title"]]
+    assert not raw, raw[:10]
+    titles = {d["title"] for d in docs}
+    assert "Why divide by √d_k?" in titles
+    assert docs_site.search_title(r"Why divide by $\sqrt{d_k}$?¶") == "Why divide by √d_k?"
+    assert docs_site.search_title(r"a \(\mathrm{softmax}(x)\) b") == "a softmax(x) b"
+
+
+def test_every_page_in_the_search_index_is_linked_from_another_page(site):
+    """No page found by the search but reachable from no page (the results' notes pages were)."""
+    docs = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    linked = set()
+    for path in pages(site):
+        for tag, _, url, _ in parse(path).refs:
+            link = urllib.parse.unquote(urllib.parse.urlsplit(url).path)
+            target = pathlib.Path(os.path.normpath(path.parent / link))
+            if tag == "a" and is_internal(url) and link and not link.startswith("/") and target != path \
+                    and site in target.parents:
+                linked.add(target.relative_to(site).as_posix())
+    indexed = {d["location"].partition("#")[0] or "index.html" for d in docs}
+    assert {"results/epoch_teardown.notes.html", "results/measurements_quoted.html"} <= indexed
+    assert not sorted(indexed - linked), sorted(indexed - linked)
+
+
+def test_every_page_has_the_dark_theme_toggle(site):
+    text = (site / "index.html").read_text(encoding="utf-8")
+    assert 'data-md-color-scheme="default"' in text and 'data-md-color-scheme="slate"' in text
+    assert text.count('class="md-header__button md-icon" title="Switch to the') == 2
+
+
+def test_course_code_cells_show_lines_up_to_100_characters_without_scrolling(browser):
+    """At 1280 px no code cell whose lines have at most 100 characters scrolls sideways (English and Korean)."""
+    page, base = browser
+    page.set_viewport_size({"width": 1280, "height": 900})
+    overflowing, checked = [], 0
+    for name in NOTEBOOK_PAGES:
+        page.goto(base + name, wait_until="load")
+        cells = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputArea pre'))
+            .map(pre => ({longest: Math.max(...pre.textContent.split('\\n').map(line => line.length)),
+                          scroll: pre.scrollWidth, client: pre.clientWidth}))""")
+        for index, cell in enumerate(cells):
+            if cell["longest"] <= MAX_LINE:
+                checked += 1
+                if cell["scroll"] > cell["client"] + 1:
+                    overflowing.append(f"{name} code cell {index}: {cell['longest']} characters, "
+                                       f"{cell['scroll']} px in {cell['client']} px")
+    assert checked >= 60, f"only {checked} code cells checked"
+    assert not overflowing, overflowing[:10]
+
+
+def test_course_figures_are_shown_at_their_width_or_enlarge_on_click(browser):
+    """At 1280 px a figure is shown at >= 80% of its drawn width; one wider than its column is shown at the
+    column's width and opens at full size on a click (docs/assets/tfm.js)."""
+    page, base = browser
+    page.set_viewport_size({"width": 1280, "height": 900})
+    small, seen = [], 0
+    for name in NOTEBOOK_PAGES:
+        page.goto(base + name, wait_until="load")
+        figures = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-OutputArea-output img'))
+            .map(img => ({natural: img.naturalWidth, shown: img.getBoundingClientRect().width,
+                          column: img.parentElement.clientWidth, zoom: img.classList.contains('tfm-zoomable')}))""")
+        for index, figure in enumerate(figures):
+            seen += 1
+            if figure["shown"] >= 0.8 * figure["natural"]:
+                continue
+            if not (figure["natural"] > figure["column"] and figure["shown"] >= figure["column"] - 1 and figure["zoom"]):
+                small.append(f"{name} figure {index}: {figure}")
+    assert seen >= 50 and not small, small[:10]
+    page.goto(base + "course/07_training_recipe.html", wait_until="load")
+    figure = page.locator("img.tfm-zoomable").first
+    figure.scroll_into_view_if_needed()
+    figure.click()
+    shown = page.evaluate("""() => { const img = document.querySelector('.tfm-zoom img');
+        return img && [img.naturalWidth, img.getBoundingClientRect().width] }""")
+    assert shown and abs(shown[0] - shown[1]) <= 1, shown
+    page.keyboard.press("Escape")
+    assert page.locator(".tfm-zoom").count() == 0
+
+
+def test_outputs_wrap_between_words(browser):
+    page, base = browser
+    page.goto(base + "course/07_training_recipe.html", wait_until="load")
+    styles = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-OutputArea-output pre'))
+        .map(pre => getComputedStyle(pre)).map(s => s.whiteSpace + ' ' + s.wordBreak)""")
+    assert styles and set(styles) == {"pre-wrap normal"}, set(styles)
+
+
+def test_searching_from_the_disk_finds_label_smoothing(site, browser):
+    """site/index.html opened from the disk (file://), as the README says: the offline plugin's search."""
+    page, _ = browser
+    page.goto((site / "index.html").as_uri(), wait_until="load")
+    page.focus("input.md-search__input")  # from the disk the search starts when its panel opens
+    page.wait_for_function("""() => { const meta = document.querySelector('.md-search-result__meta');
+        return meta && meta.textContent && !/initializing/i.test(meta.textContent) }""", timeout=120_000)
+    page.locator("input.md-search__input").press_sequentially("label smoothing")
+    result = page.locator("a.md-search-result__link[href*='course/07_training_recipe']").first
+    result.wait_for(timeout=30_000)
+    assert result.get_attribute("href").startswith("file://")
+    result.click()
+    page.wait_for_url(re.compile(r"file://.*/course/07_training_recipe\.html.*"), timeout=20_000)
+    assert "label smoothing" in page.inner_text("article").lower()

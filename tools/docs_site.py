@@ -12,7 +12,12 @@ outside it or needs the course's records:
   from the copy's `tfm_course` record (tools/make_course.py), and "Open the source notebook", a
   link to the output-free notebooks/NN_*.ipynb, copied into the site beside it;
 - MathJax 2.7 (the notebooks' formulas) is copied from the jupyter-server-mathjax package into
-  site/assets/mathjax/, so no page loads anything from the network.
+  site/assets/mathjax/, so no page loads anything from the network;
+- a notebook page's <body> gets the class `tfm-notebook` (its wider column, docs/assets/tfm.css), its contents
+  entries keep the headings' inline code, and its permalinks are Material's (left out of search titles);
+- the search index's titles are plain text (no "¶", TeX written out), before the offline plugin copies the
+  index into search/search_index.js for pages opened from the disk;
+- a benchmark's notes page (docs/results/NAME.notes.md) gets a title; the Results summary links each.
 
 The course index's table (docs/course/index.md, between the `course-table` markers) is written
 from the copies' records and notebooks/README.md's one-line summaries by `--course-index`;
@@ -237,9 +242,11 @@ def _toc_to_heading_ids(toc, content):
 
     mkdocs-jupyter slugs the contents from the markdown and nbconvert the headings from their HTML; they
     differ where a heading holds code or a formula (`## 2. Training with `model.fit``), which left the
-    contents' links dangling. Entries and headings come in the same order, level by level.
+    contents' links dangling. Entries and headings come in the same order, level by level. The entries'
+    titles are the headings' too, inline code kept (mkdocs-jupyter's drop it: "3." for "3. `saved_model_cli`").
     """
-    headings = [(int(level), ident) for level, ident in re.findall(r'<h([1-6])[^>]*?\sid="([^"]+)"', content)]
+    headings = [(int(level), html.unescape(ident), _toc_title(inner)) for level, _, ident, _, inner in
+                _HEADING.findall(content) if ident]
     position = 0
 
     def walk(items):
@@ -247,7 +254,8 @@ def _toc_to_heading_ids(toc, content):
         for item in items:
             for index in range(position, len(headings)):
                 if headings[index][0] == item.level:
-                    item.id, position = html.unescape(headings[index][1]), index + 1
+                    item.id, item.title = headings[index][1], headings[index][2] or item.title
+                    position = index + 1
                     break
             walk(item.children)
 
@@ -255,6 +263,19 @@ def _toc_to_heading_ids(toc, content):
 
 
 _HEADING = re.compile(r'<h([1-6])([^>]*?)\sid="([^"]*)"([^>]*)>(.*?)</h\1>', re.DOTALL)
+_PERMALINK = re.compile(r'<a class="(?:anchor-link|headerlink)"[^>]*>.*?</a>', re.DOTALL)
+
+
+def _toc_title(inner):
+    """A heading's HTML as a contents entry: its text and inline `<code>`, without the permalink or other tags."""
+    inner = _PERMALINK.sub("", inner)
+    return re.sub(r"<(?!/?code\b)[^>]+>", "", inner).strip()
+
+
+def _permalinks_for_search(content):
+    """nbconvert's heading permalinks ("¶") get Material's class, so that the search leaves them out of its titles
+    (and they look like the other pages' permalinks)."""
+    return content.replace('<a class="anchor-link" href="#', '<a class="headerlink" href="#')
 
 
 def _fill_heading_ids(content):
@@ -294,11 +315,30 @@ def _without_remote_scripts(content):
     return _SCRIPT.sub(lambda m: "" if re.search(r"import\(\s*[\"']https?://", m.group(0)) else m.group(0), content)
 
 
+def _is_notebook_page(src):
+    """Whether `src` (a page's source path in docs/) is one of the course's notebooks, in either edition."""
+    return src.startswith("course/") and bool(NOTEBOOK_NAME.match(pathlib.PurePosixPath(src).name)) \
+        and str(pathlib.PurePosixPath(src).parent) in ("course", KOREAN_COURSE)
+
+
+NOTES = re.compile(r"^results/(\w+)\.notes\.md$")
+
+
+def on_page_markdown(markdown, page, config, files):
+    """A benchmark's notes (docs/results/NAME.notes.md, which benchmarks/run_all.py also places in "Benchmarks in
+    full") get a title as a page of their own; the Results summary lists them."""
+    match = NOTES.match(page.file.src_uri)
+    if match:
+        name = match.group(1)
+        return (f"# Notes on `{name}`\n\nThe notes written beside the numbers of `benchmarks/{name}.py`; "
+                f"[Benchmarks in full](../results.md) shows them after those numbers.\n\n" + markdown)
+    return markdown
+
+
 def on_page_content(content, page, config, files):
     src = page.file.src_uri
-    if src.startswith("course/") and NOTEBOOK_NAME.match(pathlib.PurePosixPath(src).name) \
-            and str(pathlib.PurePosixPath(src).parent) in ("course", KOREAN_COURSE):
-        content = _fill_heading_ids(content)
+    if _is_notebook_page(src):
+        content = _permalinks_for_search(_fill_heading_ids(content))
         _toc_to_heading_ids(page.toc, content)
         content = _without_remote_scripts(content)
         if src.startswith(f"{KOREAN_COURSE}/"):  # one folder deeper than mkdocs-jupyter's MathJax URL assumes
@@ -313,17 +353,47 @@ def on_post_page(output, page, config):
 
     script = f'<script src="{get_relative_url(MATHJAX_CONFIG, page.url)}"></script>'
     output = output.replace("</head>", script + "\n</head>", 1)
+    if _is_notebook_page(page.file.src_uri):  # the course's pages get a wider column (docs/assets/tfm.css)
+        output = re.sub(r"<body\b", '<body class="tfm-notebook"', output, count=1)
     if page.file.src_uri.startswith(("ko/", f"{KOREAN_COURSE}/")):  # the Korean edition's pages are Korean
         output = re.sub(r'<html lang="[^"]*"', '<html lang="ko"', output, count=1)
     return output
 
 
+_TEX_WORDS = {"sqrt": "√", "cdot": "·", "times": "×", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "approx": "≈",
+              "to": "→", "rightarrow": "→", "infty": "∞", "log": "log", "exp": "exp", "sum": "∑", "in": "∈",
+              "alpha": "α", "beta": "β", "gamma": "γ", "epsilon": "ε", "varepsilon": "ε", "theta": "θ",
+              "lambda": "λ", "mu": "μ", "pi": "π", "sigma": "σ", "tau": "τ", "ell": "ℓ", "quad": " ", ",": " "}
+
+
+def search_title(title):
+    """A search result's title as plain text: no "¶", and TeX (`$\\sqrt{d_k}$`, `\\(...\\)`) written out
+    (`√d_k`), since the search shows titles as they are, untypeset."""
+    def plain(match):
+        tex = match.group(1) or match.group(2)
+        tex = re.sub(r"\\(?:mathrm|text|textrm|mathbf|mathit|operatorname)\s*\{([^{}]*)\}", r"\1", tex)
+        tex = re.sub(r"\\([A-Za-z]+|,)", lambda m: _TEX_WORDS.get(m.group(1), m.group(1)), tex)
+        return re.sub(r"\s+", " ", tex.replace("{", "").replace("}", "")).strip()
+    title = re.sub(r"\$([^$]+)\$|\\\((.+?)\\\)", plain, title)
+    return title.replace("¶", "").strip()
+
+
 def on_post_build(config):
     """The Korean edition's sitemap: the header's language switch reads `<edition>/sitemap.xml` to find the same
-    page in the other language; the edition shares the site's own."""
+    page in the other language; the edition shares the site's own. And the search index's titles as plain text
+    (`search_title`), before the offline plugin copies the index into search/search_index.js."""
     site = pathlib.Path(config["site_dir"])
     (site / "ko").mkdir(exist_ok=True)
     (site / "ko" / "sitemap.xml").write_bytes((site / "sitemap.xml").read_bytes())
+    index = site / "search" / "search_index.json"
+    if index.is_file():
+        data = json.loads(index.read_text(encoding="utf-8"))
+        for doc in data["docs"]:
+            doc["title"] = search_title(doc["title"])
+        index.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
+
+
+on_post_build.mkdocs_priority = -50  # after the search plugin writes its index (0), before offline copies it (-100)
 
 
 def on_post_template(output, template_name, config):
