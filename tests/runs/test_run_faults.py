@@ -217,6 +217,13 @@ def test_sigterm_stops_training_like_ctrl_c_and_the_run_resumes(finished_run, tm
 
 
 # 4: a multi-worker cluster that never assembles -----------------------------------------------
+def _as_in_a_terminal():
+    """The child starts with Ctrl-C's default action, as a command typed in a terminal does. A suite started in
+    the background (`make test &` from a script) runs with SIGINT ignored; an ignored signal stays ignored across
+    exec, and Python then installs no KeyboardInterrupt handler, so the Ctrl-C case would test the launcher."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextlib.contextmanager
 def waiting_worker(tmp_path, timeout):
     """`tfm train --strategy multiworker` as worker 0 of two, as `(process, peer)`; worker 1 never starts.
@@ -233,7 +240,7 @@ def waiting_worker(tmp_path, timeout):
         argv[argv.index("--strategy") + 1] = "multiworker"
         process = subprocess.Popen([sys.executable, "-m", "tfm.cli", *argv], cwd=ROOT,
                                    env=child_env(TF_CONFIG=tf_config), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True)
+                                   text=True, preexec_fn=_as_in_a_terminal)
         try:
             yield process, f"worker 1 at 127.0.0.1:{ports[1]}"
         finally:
