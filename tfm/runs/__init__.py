@@ -3,6 +3,9 @@
 
     folder.py    the files of a run (config.json, tokenizer/, checkpoints/, history.csv), its lock, and
                  `load_run`: a run's model, tokenizer and record, ready to translate
+    layout.py    the names of its files and folders, written once
+    paths.py     the one rule for every path tfm writes: checked before any work, never a run's own file
+    weights.py   weights files: what is wrong with one, said in one line; `load_weights`, which checks first
     atomic.py    writes that land whole or not at all (temporary sibling, fsync, rename), and their errors
     history.csv  `history.py`: one row per epoch, read and written here
     resume.py    where an interrupted run stands, and its backup
@@ -29,7 +32,7 @@ _EXPORTS = {
     **dict.fromkeys(("WriteError", "cause", "model_record", "save_weights", "write_atomic", "write_json_atomic"),
                     "tfm.runs.atomic"),
 }
-_SUBMODULES = ("atomic", "example", "folder", "history", "resume")
+_SUBMODULES = ("atomic", "example", "folder", "history", "layout", "paths", "resume", "weights")
 
 __all__ = sorted(_EXPORTS)
 

@@ -38,11 +38,9 @@ architecture, or does not fit the config's shapes (`load_weights`, which blames 
 import contextlib
 import datetime
 import errno
-import io
 import json
 import logging
 import os
-import re
 import shutil
 import socket
 
@@ -50,10 +48,9 @@ import keras
 
 from tfm import __version__
 from tfm.config.configs import DataConfig
-from tfm.config.rules import ConfigIO
 from tfm.data.subword_tokenizer import CONFIG_FILE as TOKENIZER_CONFIG_FILE
 from tfm.data.subword_tokenizer import MODEL_FILE, VOCAB_FILE, SubwordTokenizer
-from tfm.models.registry import build_model, config_class, model_name
+from tfm.models.registry import build_model, config_class
 from tfm.runs.atomic import (  # noqa: F401  (tfm.runs' API)
     CAUSES,
     RECORD_ATTRIBUTE,
@@ -79,26 +76,43 @@ from tfm.runs.history import (  # noqa: F401
 
 logger = logging.getLogger("tfm.runs")
 
-FORMAT = 1  # version of the run folder layout (config.json "format")
-CONFIG_FILE = "config.json"
-TOKENIZER_DIR = "tokenizer"
-CHECKPOINT_DIR = "checkpoints"
-BACKUP_DIR = "backup"
-LOG_DIR = "logs"
-WORKERS_DIR = "workers"  # non-chief workers of a multi-worker run keep their backups here
-HYPS_DIR = "hyps"  # tfm evaluate's outputs
-LOCK_FILE = ".lock"
-AVERAGED = "averaged.weights.h5"
-AVERAGING_RECORD = ".averaging.json"  # tfm average's record of the epochs averaged: `<weights file>.averaging.json`
-EPOCH_CHECKPOINT = re.compile(r"^epoch_(\d+)\.weights\.h5$")
-RUN_ENTRIES = {CONFIG_FILE, HISTORY_FILE, TOKENIZER_DIR, CHECKPOINT_DIR, BACKUP_DIR, LOG_DIR, WORKERS_DIR, HYPS_DIR,
-               LOCK_FILE}
-# What a run has made; found without config.json, they say it was deleted (a first session killed before
-# config.json was written leaves only tokenizer/, logs/ or temporary files).
-RUN_PRODUCTS = (HISTORY_FILE, CHECKPOINT_DIR, BACKUP_DIR, HYPS_DIR)
-TEMPORARY = re.compile(r"^\.tmp(\d+)|\.tmp(\d+)$")  # `.tmpPID.name` (and `name.tmpPID` of earlier versions)
-# Fields compared when a RUN is reused; the rest (a cache location, the learned vocabulary size) may move.
-NOT_COMPARED = {"data.data_dir", "data.vocab_size", "model_config.vocab_size"}
+from tfm.runs.layout import (  # noqa: F401  (tfm.runs' API)
+    AVERAGED,
+    AVERAGING_RECORD,
+    BACKUP_DIR,
+    CHECKPOINT_DIR,
+    CONFIG_FILE,
+    EPOCH_CHECKPOINT,
+    FORMAT,
+    HYPS_DIR,
+    LOCK_FILE,
+    LOG_DIR,
+    NOT_COMPARED,
+    RUN_ENTRIES,
+    RUN_PRODUCTS,
+    TEMPORARY,
+    TOKENIZER_DIR,
+    WORKERS_DIR,
+)
+from tfm.runs.paths import (  # noqa: F401  (tfm.runs' API)
+    averaging_record,
+    describe_run_file,
+    refuse_run_file,
+    validate_output_file,
+    validate_output_folder,
+    validate_output_path,
+    validate_writable,
+)
+from tfm.runs.weights import (  # noqa: F401  (tfm.runs' API)
+    HDF5_SIGNATURE,
+    KERAS_ARCHIVE_WEIGHTS,
+    ZIP_SIGNATURES,
+    architecture_differences,
+    load_weights,
+    verify_weights,
+    weights_problem,
+    weights_record,
+)
 
 
 # config.json ----------------------------------------------------------------
@@ -296,304 +310,6 @@ def config_differences(stored, requested):
             for key in sorted(set(a) | set(b)) if key not in NOT_COMPARED and a.get(key) != b.get(key)]
 
 
-# Output paths: one rule for every path tfm writes -------------------------------------
-# train's --output, average's --output and its record, evaluate's hyps/, and both exports: resolved and checked
-# here before any work, each refusal one line naming the path and the reason.
-def validate_output_path(path, what="--output"):
-    """Raises NotADirectoryError when `path`, or a folder above it, is a file, a symbolic link loop or a dangling link.
-
-    The path is a folder to be, or one that exists (a run folder, an export): each part of it is walked, so
-    the message names the part that is wrong.
-
-    Args:
-        path: str. A folder to be, or one that exists.
-        what: str. How messages name it ("--output", "run folder").
-
-    Example:
-        >>> import os, tempfile
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> validate_output_path(os.path.join(tmp.name, "new"))   # absent: fine
-        >>> open(os.path.join(tmp.name, "notes.txt"), "w").close()
-        >>> validate_output_path(os.path.join(tmp.name, "notes.txt"))
-        Traceback (most recent call last):
-        ...
-        NotADirectoryError: --output '...notes.txt' is a file, not a folder
-        >>> validate_output_path(os.path.join(tmp.name, "notes.txt", "1"))
-        Traceback (most recent call last):
-        ...
-        NotADirectoryError: --output '...notes.txt/1': '...notes.txt' is a file, not a folder
-    """
-    problem = _path_problem(path, what)
-    if problem is not None:
-        raise NotADirectoryError(problem)
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise NotADirectoryError(f"{what} {path!r} is a file, not a folder"
-                                 + (f" (give the run folder tfm train made, which holds {CONFIG_FILE})"
-                                    if what == "run folder" else ""))
-
-
-def _path_problem(path, what):
-    """The first part of `path` that no folder can be made under (a file, a link loop, a dangling link), in
-    words; or None."""
-    path = os.fspath(path)
-    parts = os.path.abspath(path).split(os.sep)
-    for i in range(2, len(parts) + 1):
-        part = os.sep.join(parts[:i]) or os.sep
-        last = i == len(parts)
-        whose = f"{what} {path!r}" if last else f"{what} {path!r}: {part!r}"
-        try:
-            os.stat(part)
-        except FileNotFoundError:
-            if os.path.islink(part):
-                return (f"{whose} is a symbolic link to {os.readlink(part)!r}, which does not exist; remove the "
-                        f"link or create its target")
-            return None  # from here on nothing exists: folders to be made
-        except OSError as error:
-            if error.errno == errno.ELOOP:
-                return (f"{whose} is a symbolic link loop (it, or a folder above it, links back to itself); "
-                        "remove the link or give another path")
-            if error.errno == errno.ENOTDIR:
-                return f"{whose} is not a folder (a symbolic link in it leads through a file)"
-            return f"{whose}: {cause(error)}"
-        if not last and not os.path.isdir(part):
-            return f"{whose} is a file, not a folder"
-    return None
-
-
-def validate_writable(path, inside=False):
-    """Raises `WriteError` naming `path` when the folder it is written in is read-only or not this user's.
-
-    tfm puts a file or a folder in place by renaming a temporary sibling, so what must be writable is the
-    folder `path` goes in (or, when that is still to be made, the nearest existing one above); with
-    `inside`, `path` is a folder whose files are written in it (`RUN/hyps/`), so it must be writable itself.
-
-    Args:
-        path: str. A file or folder to be written.
-        inside: bool. `path` is a folder to write files in. Defaults to `False`.
-
-    Example:
-        >>> import os, tempfile
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> validate_writable(os.path.join(tmp.name, "new", "averaged.weights.h5"))   # fine
-    """
-    folder = os.path.abspath(os.fspath(path))
-    if not (inside and os.path.isdir(folder)):
-        folder = os.path.dirname(folder)
-    while not os.path.exists(folder) and os.path.dirname(folder) != folder:
-        folder = os.path.dirname(folder)
-    if os.access(folder, os.W_OK | os.X_OK):
-        return
-    try:
-        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):
-        read_only = False
-    code = errno.EROFS if read_only else errno.EACCES
-    raise WriteError(code, os.strerror(code), os.fspath(path))
-
-
-def _is_run_folder(folder):
-    """A tfm run: its tokenizer (learned first), or a config.json that is a tfm run record (a project folder with
-    a config.json and a checkpoints/ of its own is not one)."""
-    if os.path.isfile(os.path.join(folder, TOKENIZER_DIR, MODEL_FILE)):
-        return True
-    try:
-        with open(os.path.join(folder, CONFIG_FILE), "rb") as f:
-            info = json.loads(f.read(1 << 20))
-    except (OSError, ValueError):
-        return False
-    return isinstance(info, dict) and "model_config" in info
-
-
-_RUN_PARTS = {CONFIG_FILE: "the config.json", HISTORY_FILE: "the history.csv", TOKENIZER_DIR: "the tokenizer",
-              BACKUP_DIR: "the training backup", WORKERS_DIR: "the workers' backups", LOG_DIR: "the TensorBoard logs",
-              LOCK_FILE: "the lock file"}
-
-
-def describe_run_file(path):
-    """What `path` is of a tfm run folder's own files ("epoch 8's checkpoint of the run 'runs/m30k'"), or None.
-
-    A run folder is one above `path` holding a tfm tokenizer (`tokenizer/sentencepiece.model`) or a
-    config.json that is a run record. Its own files are what training writes and every later command
-    trusts: config.json and history.csv (and copies of them beside them), tokenizer/, backup/,
-    workers/, logs/, .lock, the epoch checkpoints `checkpoints/epoch_NNN.weights.h5`, and the folders
-    checkpoints/ and hyps/ themselves. Other names inside checkpoints/ (`averaged.weights.h5`, any `NAME.weights.h5` of
-    tfm average) and hyps/ (tfm evaluate's) are the outputs of later commands. Symbolic links are
-    followed, so a link to a run's file is that file.
-
-    Args:
-        path: str. A path to be written.
-
-    Example:
-        >>> import os, tempfile
-        >>> from tfm.runs.example import write_example_run
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> run = write_example_run(os.path.join(tmp.name, "run"))
-        >>> describe_run_file(os.path.join(run, "checkpoints", "epoch_002.weights.h5"))
-        "epoch 2's checkpoint of the run '...run'"
-        >>> describe_run_file(os.path.join(run, "checkpoints", "averaged.weights.h5")) is None
-        True
-    """
-    real = os.path.realpath(os.fspath(path))
-    folder = os.path.dirname(real)
-    while True:
-        if _is_run_folder(folder):
-            part = _run_part(os.path.relpath(real, folder).split(os.sep))
-            if part is not None:
-                return f"{part} of the run {folder!r}"
-        up = os.path.dirname(folder)
-        if up == folder:
-            return None
-        folder = up
-
-
-def _run_part(parts):
-    """What `RUN/<parts>` is of the run's own files, in words, or None."""
-    head, inside = parts[0], "inside " if len(parts) > 1 else ""
-    for name in (CONFIG_FILE, HISTORY_FILE):
-        if head.startswith(name + ".") and len(parts) == 1:
-            return f"a copy of {_RUN_PARTS[name]}"  # a backup beside it (config.json.bak)
-    if head in _RUN_PARTS:
-        return inside + _RUN_PARTS[head]
-    if head == CHECKPOINT_DIR and len(parts) == 1:
-        return "the checkpoints folder"
-    if head == CHECKPOINT_DIR and (match := EPOCH_CHECKPOINT.match(parts[1])):
-        return f"{'inside ' if len(parts) > 2 else ''}epoch {int(match.group(1))}'s checkpoint"
-    if head == HYPS_DIR and len(parts) == 1:
-        return "the hyps folder (tfm evaluate's outputs)"
-    return None
-
-
-def validate_output_file(path, what="--output", suffix=None):
-    """The rule for a file tfm writes (and replaces when it exists): checked before any work, one line if refused.
-
-    The path is resolved (symbolic links followed); no part above it is a file, a link loop or a
-    dangling link; the folder it goes in can be written; it is not a folder; it is not one of a run's
-    own files (`describe_run_file`: a checkpoint, config.json, the tokenizer, history.csv, the backup).
-
-    Args:
-        path: str. The file to write.
-        what: str. How messages name it. Defaults to `"--output"`.
-        suffix: str or None. The ending the name must have (".weights.h5").
-
-    Returns:
-        str: the resolved absolute path to write.
-
-    Raises:
-        ValueError: the name lacks `suffix`, or the path is one of a run's own files.
-        NotADirectoryError: a part above it is a file, a link loop or a dangling link.
-        IsADirectoryError: the path is a folder.
-        tfm.runs.WriteError: the folder it goes in is read-only or not this user's.
-
-    Example:
-        >>> import os, tempfile
-        >>> from tfm.runs.example import write_example_run
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> run = write_example_run(os.path.join(tmp.name, "run"))
-        >>> os.path.basename(validate_output_file(os.path.join(run, "checkpoints", "averaged.weights.h5")))
-        'averaged.weights.h5'
-        >>> validate_output_file(os.path.join(run, "checkpoints", "epoch_002.weights.h5"))
-        Traceback (most recent call last):
-        ...
-        ValueError: --output '...epoch_002.weights.h5' is epoch 2's checkpoint of the run '...run'; tfm never writes ...
-    """
-    path = os.fspath(path)
-    if suffix is not None and not path.endswith(suffix):
-        raise ValueError(f"{what} {path!r}: the file name must end in {suffix}")
-    problem = _path_problem(path, what)
-    if problem is not None:
-        raise NotADirectoryError(problem)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{what} {path!r} is a folder; give a file name"
-                                + (f" ending in {suffix}" if suffix else ""))
-    _refuse_run_file(path, what)
-    validate_writable(path)
-    return os.path.realpath(path)
-
-
-def validate_output_folder(path, what="--output", *, overwrite=False, marker, entries, kind):
-    """The rule for a folder tfm writes whole (an export): checked before any work, one line if refused.
-
-    The path is resolved (symbolic links followed); neither it nor a part above it is a file, a link
-    loop or a dangling link; the folder it goes in can be written; it is not inside a run's own files
-    (`describe_run_file`); and it is absent, empty, or a previous folder of this `kind` (it holds
-    `marker` and nothing but `entries`), which is replaced only with `overwrite`.
-
-    Args:
-        path: str. The folder to write.
-        what: str. How messages name it. Defaults to `"--output"`.
-        overwrite: bool. Replace a previous folder of this kind. Defaults to `False`.
-        marker: str. The file that says a folder is of this kind ("saved_model.pb", "model.bin").
-        entries: the names such a folder may hold.
-        kind: str. What such a folder is, in words ("an exported model").
-
-    Returns:
-        str: the resolved absolute path to write (with `tfm.runs.atomic.atomic_folder`).
-
-    Raises:
-        FileExistsError: the folder holds other things, or a previous export and `overwrite` is False.
-        ValueError: the path is inside one of a run's own files.
-        NotADirectoryError: it, or a part above it, is a file, a link loop or a dangling link.
-        tfm.runs.WriteError: the folder it goes in is read-only or not this user's.
-
-    Example:
-        >>> import os, tempfile
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> rule = dict(marker="model.bin", entries={"model.bin", "config.json"}, kind="an exported model")
-        >>> target = validate_output_folder(os.path.join(tmp.name, "exported", "1"), **rule)   # absent: fine
-        >>> os.makedirs(target)
-        >>> open(os.path.join(target, "model.bin"), "w").close()
-        >>> validate_output_folder(target, **rule)
-        Traceback (most recent call last):
-        ...
-        FileExistsError: --output '...1' already holds an exported model; replace it with --overwrite ...
-        >>> validate_output_folder(target, overwrite=True, **rule) == target
-        True
-    """
-    path = os.fspath(path)
-    validate_output_path(path, what)
-    _refuse_run_file(path, what)
-    validate_writable(path)
-    real = os.path.realpath(path)
-    if not os.path.isdir(real):
-        return real
-    found = set(os.listdir(real))
-    if not found:
-        return real
-    if marker in found and found <= set(entries):
-        if overwrite:
-            return real
-        raise FileExistsError(f"{what} {path!r} already holds {kind}; replace it with --overwrite (overwrite=True "
-                              "in Python), or choose a new folder")
-    shown = sorted(found)
-    state = "is a tfm run folder, not" if _is_run_folder(real) else "exists and is not"
-    raise FileExistsError(f"{what} {path!r} {state} {kind} (it holds {', '.join(shown[:5])}"
-                          f"{' ...' if len(shown) > 5 else ''}); choose a new or empty folder, e.g. exported/NAME/1")
-
-
-def _refuse_run_file(path, what):
-    part = describe_run_file(path)
-    if part is not None:
-        raise ValueError(f"{what} {os.fspath(path)!r} is {part}; tfm never writes over a run's own files: "
-                         "choose another path")
-
-
-def averaging_record(weights_path):
-    """The record `tfm average` writes beside its weights: `<weights_path>.averaging.json` (the epochs averaged).
-
-    Named after the whole file name, so it can only be the record of those weights: no other file
-    (`RUN/config.json` beside `RUN/config.weights.h5`, `pkg.json` beside `pkg.weights.h5`) is
-    written over. Runs averaged by earlier versions of tfm have `checkpoints/averaged.json` instead (still read).
-
-    Args:
-        weights_path: str. The averaged `.weights.h5` file.
-
-    Example:
-        >>> averaging_record("runs/m30k/checkpoints/averaged.weights.h5")
-        'runs/m30k/checkpoints/averaged.weights.h5.averaging.json'
-    """
-    return f"{os.fspath(weights_path)}{AVERAGING_RECORD}"
-
-
 def validate_fresh_folder(run_dir):
     """Raises unless `run_dir` is absent, empty, or holds only what a first session leaves before config.json.
 
@@ -615,7 +331,7 @@ def validate_fresh_folder(run_dir):
         FileExistsError: --output '...' exists and is not a tfm run folder (no config.json; it holds thesis.tex); ...
     """
     validate_output_path(run_dir)
-    _refuse_run_file(run_dir, "--output")
+    refuse_run_file(run_dir, "--output")
     if not os.path.exists(run_dir):
         return
     entries = [e for e in sorted(os.listdir(run_dir)) if not TEMPORARY.search(e) and e != LOCK_FILE]
@@ -897,313 +613,6 @@ def _warn_if_stale(run_dir, averaged):
     if found and found[-1][0] > newest_averaged:
         logger.warning("%s averages checkpoints up to epoch %d, but epoch %d exists; run tfm average again",
                        averaged, newest_averaged, found[-1][0])
-
-
-HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"  # the first bytes of an HDF5 file (.weights.h5)
-ZIP_SIGNATURES = (b"PK\x03\x04", b"PK\x05\x06")  # the first bytes of a zip archive (.keras)
-KERAS_ARCHIVE_WEIGHTS = "model.weights.h5"  # the weights inside a .keras archive
-
-
-def _misnamed(path):
-    """`(problem, fix)` when `path` cannot be a weights file by its name and first bytes, else None; `fix` is
-    None when the file is damaged (no name would make it readable)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(len(HDF5_SIGNATURE))
-    except IsADirectoryError:
-        return "it is a folder", "give a .weights.h5 file"
-    is_hdf5, is_zip = head == HDF5_SIGNATURE, head[:4] in ZIP_SIGNATURES
-    name = os.path.basename(str(path))
-    if not head:
-        return "the file is empty (0 bytes)", None
-    if name.endswith(".keras"):
-        if is_hdf5:
-            return "it is an HDF5 weights file named .keras", "rename it to end in .weights.h5"
-        return None if is_zip else ("it is not a .keras archive (a zip file)", None)
-    if name.endswith(".weights.h5"):
-        if is_zip:
-            return "it is a .keras archive named .weights.h5", "rename it to end in .keras"
-        return None if is_hdf5 else ("it is not an HDF5 file", None)
-    fix = ("rename it to end in .weights.h5" if is_hdf5 else "rename it to end in .keras" if is_zip
-           else "give a .weights.h5 file")
-    return "tfm reads weights from .weights.h5 (or .keras) files", fix
-
-
-@contextlib.contextmanager
-def _hdf5(path):
-    """The weights of `path` as an open `h5py.File`: the file itself, or a zip (.keras) archive's model.weights.h5
-    (told apart by their first bytes: a backup's older copy is named `latest.weights.h5.bkp`)."""
-    import h5py
-
-    with open(path, "rb") as f:
-        head = f.read(4)
-    if head in ZIP_SIGNATURES:
-        import zipfile
-
-        with zipfile.ZipFile(path) as archive:
-            data = archive.read(KERAS_ARCHIVE_WEIGHTS)
-        with h5py.File(io.BytesIO(data), "r") as f:
-            yield f
-    else:
-        with h5py.File(path, "r") as f:
-            yield f
-
-
-def weights_problem(path):
-    """Why a weights file (HDF5, or a zip archive as `.keras` files are) cannot be trusted ("truncated: ..."), or
-    None when every dataset in it reads.
-
-    Opening the file is not enough: a file cut short keeps a valid header, and Keras then
-    fails (or crashes) half-way through loading it.
-
-    Args:
-        path: str. A `.weights.h5` or `.keras` file.
-
-    Example:
-        >>> import tempfile
-        >>> from tfm.runs.example import write_example_run
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> run = write_example_run(os.path.join(tmp.name, "run"))
-        >>> path = latest_checkpoint(run)
-        >>> weights_problem(path) is None
-        True
-        >>> with open(path, "r+b") as f:
-        ...     _ = f.truncate(os.path.getsize(path) // 2)   # cut short, as a killed write leaves it
-        >>> weights_problem(path) is None
-        False
-    """
-    import h5py
-
-    try:
-        with _hdf5(path) as f:
-            f.visititems(lambda name, item: item[()] if isinstance(item, h5py.Dataset) else None)
-    except Exception as error:  # h5py raises OSError, RuntimeError, KeyError ...; zipfile BadZipFile, EOFError ...
-        text = str(error).strip().splitlines()
-        return text[0][:160] if text else type(error).__name__
-    return None
-
-
-def weights_record(path):
-    """The `model_record` a weights file holds (the model config it was written under), or None.
-
-    None for a file written by Keras itself or by tfm before checkpoints recorded their config,
-    and for a file that cannot be read (see `weights_problem`).
-
-    Args:
-        path: str. A `.weights.h5` or `.keras` file.
-
-    Example:
-        >>> import tempfile
-        >>> from tfm.runs.example import write_example_run
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> run = write_example_run(os.path.join(tmp.name, "run"))
-        >>> record = weights_record(latest_checkpoint(run))
-        >>> record["model"], record["model_config"]["d_model"]
-        ('transformer', 16)
-    """
-    try:
-        with _hdf5(path) as f:
-            text = f.attrs.get(RECORD_ATTRIBUTE)
-        record = json.loads(text.decode() if isinstance(text, bytes) else text) if text is not None else None
-    except Exception:  # unreadable: weights_problem says why
-        return None
-    ok = isinstance(record, dict) and isinstance(record.get("model"), str) and isinstance(record.get("model_config"),
-                                                                                         dict)
-    return record if ok else None
-
-
-def architecture_differences(record, config, source="the model's config"):
-    """`["norm_first: the checkpoint's True, config.json's False", ...]`: where a weights file's recorded config
-    and `config` build models whose weights mean different things (`ConfigIO.architecture`); empty when none.
-
-    Args:
-        record: dict. A weights file's `weights_record`.
-        config: the model config the weights are to be loaded into.
-        source: str. How the messages name `config` (e.g. "RUN/config.json").
-
-    Returns:
-        list of str, one per differing field; None when the record cannot be read as a config of this tfm.
-
-    Example:
-        >>> from tfm.config import TransformerConfig
-        >>> from tfm.runs.atomic import model_record
-        >>> class Holder: config = TransformerConfig.tiny(norm_first=True)
-        >>> architecture_differences(model_record(Holder()), TransformerConfig.tiny(dropout=0.3))
-        ["norm_first: the checkpoint's True, the model's config's False"]
-    """
-    name = model_name(config)
-    if record["model"] != name:
-        return [f"model: the checkpoint's {record['model']!r}, {source}'s {name!r}"]
-    try:
-        recorded = config_class(record["model"]).from_dict(record["model_config"], ignore_unknown=True).architecture()
-    except (ValueError, TypeError):
-        return None
-    wanted = config.architecture()
-    return [f"{key}: the checkpoint's {recorded.get(key)!r}, {source}'s {wanted.get(key)!r}"
-            for key in sorted(set(recorded) | set(wanted)) if recorded.get(key) != wanted.get(key)]
-
-
-def _shapes(f):
-    """`{array path: shape}` of an open weights file, the path shortened to its layers ("encoder/.../kernel")."""
-    import h5py
-
-    shapes = {}
-
-    def visit(name, item):
-        if isinstance(item, h5py.Dataset):
-            shapes[name.removeprefix("layers/").replace("/vars/", "#")] = tuple(item.shape)
-
-    f.visititems(visit)
-    return shapes
-
-
-def _shape_mismatch(model, path):
-    """`(arrays that differ, arrays in the file, an example)` when the file's arrays are not the model's shapes."""
-    import h5py
-
-    with _hdf5(path) as f:
-        found = _shapes(f)
-    with h5py.File(io.BytesIO(bytes(weights_bytes(model))), "r") as f:
-        wanted = _shapes(f)
-    differ = sorted(name for name in set(found) | set(wanted) if found.get(name) != wanted.get(name))
-    if not differ:
-        return None
-    both = [name for name in differ if name in found and name in wanted]
-    example = (f"{both[0]}: the file has {found[both[0]]}, the model {wanted[both[0]]}" if both
-               else f"the file has {len(found)} arrays, the model {len(wanted)}")
-    return len(differ), len(found), example
-
-
-def _absent_fields(config, config_file):
-    """The architecture fields of `config` that `config_file`'s model_config lacks (their defaults were used)."""
-    try:
-        with open(config_file) as f:
-            stored = json.load(f)["model_config"]
-        return [key for key in config.architecture() if key not in stored]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return []
-
-
-def verify_weights(path, config, *, config_file=None, remedy=None):
-    """Checks a weights file against its record: refused when the config it was written under
-    (`weights_record`) builds a model whose weights mean something else than `config`'s
-    (`architecture_differences`: pre-LN weights in a post-LN model have the same shapes, and would
-    load and translate nonsense). A file without a record passes (it cannot be checked).
-
-    Args:
-        path: str. A weights file (an epoch checkpoint, the averaged one, the training backup's).
-        config: the model config the weights are to be loaded into.
-        config_file: str or None. Where `config` was read (`RUN/config.json`), for the message.
-        remedy: str or None. What else the command can do, appended to the message.
-
-    Returns:
-        The file's record, or None when it has none.
-
-    Raises:
-        ValueError: the recorded config differs (each differing field named, with the values on both sides).
-
-    Example:
-        >>> import dataclasses, os, tempfile
-        >>> from tfm.runs.example import write_example_run
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> run = write_example_run(os.path.join(tmp.name, "run"))
-        >>> config = model_config_from_info(read_run_config(run))
-        >>> verify_weights(latest_checkpoint(run), config)["model"]
-        'transformer'
-        >>> verify_weights(latest_checkpoint(run), dataclasses.replace(config, positional="learned"))
-        Traceback (most recent call last):
-        ...
-        ValueError: ...weights.h5 was written by a model of another configuration than the model's config ...
-    """
-    source = config_file or "the model's config"
-    record = weights_record(path)
-    differences = architecture_differences(record, config, os.path.basename(source)) if record else None
-    if differences:
-        absent = set(_absent_fields(config, config_file)) if config_file else set()
-        listed = "; ".join(d + (f" (absent from {CONFIG_FILE}: the default)" if d.split(":")[0] in absent else "")
-                           for d in differences)
-        raise ValueError(
-            f"{path} was written by a model of another configuration than {source} describes: {listed}. If "
-            f"{os.path.basename(source)} was edited, put the checkpoint's values back; if the checkpoint comes "
-            f"from another run, use it with that run's folder{f', {remedy}' if remedy else ''}")
-    return record
-
-
-def load_weights(model, path, *, config_file=None, remedy=None):
-    """`model.load_weights(path)`, refused in one line that names the file, what is wrong and what to do.
-
-    Before loading, the file's recorded config (`weights_record`, written by `save_weights`) is compared with
-    the model's (`architecture_differences`): a checkpoint made under another architecture (pre-LN weights in
-    a post-LN model have the same shapes) is refused by name instead of translating nonsense. A file without a
-    record (Keras', or tfm's before checkpoints recorded their config) is loaded unchecked, with a log line.
-    When loading fails, the message says which of these it is: a damaged file (truncated, garbage, a
-    .keras archive that is not one), a misnamed one (an HDF5 file named .keras), or weights whose shapes do not
-    fit the config (blamed on the config, with the fields `config_file` lacks).
-
-    Args:
-        model: a built `keras.Model` (a tfm model carries its config as `model.config`).
-        path: str. A `.weights.h5` file (or a `.keras` archive).
-        config_file: str or None. Where the model's config was read (`RUN/config.json`), for the messages.
-        remedy: str or None. What else the command that loads can do, appended to the message ("or choose
-            another checkpoint with --checkpoint ...").
-
-    Raises:
-        ValueError: the file is damaged or misnamed, or was written under another config (named).
-
-    Example:
-        >>> import os, tempfile
-        >>> from tfm.runs.example import write_example_run
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> run = write_example_run(os.path.join(tmp.name, "run"))
-        >>> model = build_float32_model(model_config_from_info(read_run_config(run)))
-        >>> load_weights(model, latest_checkpoint(run))
-        >>> load_weights(model, os.path.join(run, "config.json"))
-        Traceback (most recent call last):
-        ...
-        ValueError: cannot read the weights in ...config.json: tfm reads weights from .weights.h5 (or .keras) ...
-        >>> import dataclasses
-        >>> pre_ln = build_float32_model(dataclasses.replace(model.config, norm_first=True))
-        >>> load_weights(pre_ln, latest_checkpoint(run))
-        Traceback (most recent call last):
-        ...
-        ValueError: ...epoch_002.weights.h5 was written by a model of another configuration than the model's ...
-    """
-    source = config_file or "the model's config"
-    tail = f", {remedy}" if remedy else ""
-    misnamed = _misnamed(path)
-    if misnamed is not None:
-        problem, fix = misnamed
-        if fix is None:
-            raise ValueError(f"cannot read the weights in {path}: {problem}; the file is damaged (cut short, "
-                             f"overwritten or not a weights file): restore it from a copy of the run{tail}")
-        raise ValueError(f"cannot read the weights in {path}: {problem}; {fix}{tail}")
-    config = getattr(model, "config", None)
-    record = verify_weights(path, config, config_file=config_file, remedy=remedy) if isinstance(config, ConfigIO) \
-        else weights_record(path)
-    try:
-        model.load_weights(path)
-        if record is None:
-            logger.info("%s records no model config (written by Keras, or by tfm before checkpoints recorded "
-                        "theirs): loaded without checking it against %s", path, source)
-        return
-    except Exception as error:  # Keras raises ValueError, h5py OSError / KeyError, zipfile BadZipFile ...
-        first = str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
-    problem = weights_problem(path)
-    if problem is not None:
-        raise ValueError(f"cannot read the weights in {path}: {problem}; the file is damaged (cut short, overwritten "
-                         f"or not a weights file): restore it from a copy of the run{tail}")
-    mismatch = _shape_mismatch(model, path)
-    if mismatch is not None:
-        differ, total, example = mismatch
-        absent = _absent_fields(config, config_file) if config_file and isinstance(config, ConfigIO) else []
-        lacks = (f"; {os.path.basename(source)}'s model_config lacks {', '.join(absent)}, so the default"
-                 f"{'s were' if len(absent) > 1 else ' was'} used" if absent else "")
-        raise ValueError(
-            f"the weights in {path} do not fit the model {source} describes: {differ} of its {total} arrays differ "
-            f"in shape ({example}){lacks}; {os.path.basename(source)} was edited or damaged (restore it from a copy "
-            f"of the run), or the checkpoint belongs to another run{tail}")
-    raise ValueError(f"cannot load the weights in {path} into the model {source} describes: {first}; the "
-                     f"checkpoint belongs to another model{tail}")
 
 
 def build_float32_model(config):
