@@ -294,6 +294,56 @@ def test_the_copies_print_no_machine_paths():
                 assert found is None, f"{path.name} cell {number} prints {found.group(0)!r}"
 
 
+def test_the_figure_pattern_names_machine_folders_and_leaves_figure_text_alone():
+    """The pattern figures are checked against: the usual machine folders, and the folders make_course is given
+    (the checkout, the data folder); ordinary titles, labels and TeX are not paths."""
+    pattern = re.compile(make_course.figure_pattern(["/srv/repo", "/data/cache/"]))
+    for text in ("loss of /srv/repo/runs/08_x", "/data/cache/multi30k test", "/home/ana/data", "/root/.cache",
+                 "/tmp/tfm07_abc/run", "/work/main", "/Users/ana/x", "C:\\Users\\ana\\data"):
+        assert pattern.search(text), text
+    for text in ("d = 64", r"$\sqrt{d_k}$", "U: 64", "loss / token", "tokens/s", "en→de: 25,000-token batches",
+                 "cross-attention, decoder layer 3 of 3", r"$\mathrm{PE}: \sin$", "multi30k test, 1000 sentences"):
+        assert not pattern.search(text), text
+
+
+def test_a_figure_naming_a_machine_folder_is_refused_before_its_copy_is_written(tmp_path):
+    """make_course checks each figure's texts in the kernel as it is drawn (a title, a tick label shown with
+    plt.show(), a legend): a copy whose figure names a machine folder is not written, and the error names the
+    cell and the text; the same notebook with path-free texts gives a copy, with no trace of the check."""
+    pytest.importorskip("nbclient")
+    import nbformat
+
+    def figure_notebook(title, tick, legend):
+        made = notebook(("code", "import matplotlib.pyplot as plt\n%matplotlib inline"), ("markdown", "# 99"),
+                        ("code", f"fig, ax = plt.subplots()\nax.plot([1, 2])\nax.set_title({title!r})"),
+                        ("code", f"fig, ax = plt.subplots()\nax.plot([1, 2])\nax.set_xticks([1], [{tick!r}])\nplt.show()"),
+                        ("code", f"fig, ax = plt.subplots()\nax.plot([1, 2], label={legend!r})\nax.legend();"))
+        for number, cell in enumerate(made["cells"]):
+            cell["id"] = f"cell-{number}"
+        return made
+
+    source = tmp_path / "99_figures.ipynb"
+    data = tmp_path / "data"
+    data.mkdir()
+    nbformat.write(nbformat.from_dict(figure_notebook("loss of /tmp/tfm07_x/run", "multi30k", f"{data}/multi30k")),
+                   source)
+    with pytest.raises(make_course.FigurePathError) as error:
+        make_course.execute(source, tmp_path / "out", fast=True, data_dir=str(data))
+    message = str(error.value)
+    assert "2 figure text(s)" in message and "cell 2: " in message and "'loss of /tmp/tfm07_x/run'" in message
+    assert f"cell 4: a figure's text names a machine folder: '{data}/multi30k'" in message
+    assert not (tmp_path / "out" / source.name).exists()
+    nbformat.write(nbformat.from_dict(figure_notebook("loss", "/home/ana/x", "multi30k")), source)
+    with pytest.raises(make_course.FigurePathError, match="cell 3: .*'/home/ana/x'"):
+        make_course.execute(source, tmp_path / "out", fast=True, data_dir=str(data))
+    nbformat.write(nbformat.from_dict(figure_notebook("loss", "multi30k", "train")), source)
+    target, _ = make_course.execute(source, tmp_path / "out", fast=True, data_dir=str(data))
+    executed = make_course.read(target)
+    assert [c["execution_count"] for c in executed["cells"] if c["cell_type"] == "code"] == [1, 2, 3, 4]
+    assert "_tfm" not in json.dumps(executed) and len(executed["cells"]) == 5
+    assert sum(1 for c in executed["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})) == 3
+
+
 def test_merge_added_keeps_the_copys_outputs_and_finds_the_new_cells(source_and_copy):
     """Cells added to the source (in the middle and at the end) are found; the copy's code cells keep their
     outputs; the markdown is the source's; a changed or removed code cell is refused."""

@@ -21,6 +21,11 @@ data cache: `--data-dir`, else `$TFM_DATA_DIR`, else a temporary folder holding 
 into the repository. Figures are written as PNG at `--dpi` (default 80) to keep the copies
 small (a few MB for the whole course).
 
+No copy shows the machine that made it: text outputs have the checkout's and the data folder's paths
+rewritten (`runs/08_...`, `$TFM_DATA_DIR/...`), and since a figure is an image by then, each figure's
+texts (titles, labels, tick labels, legends, annotations) are checked in the kernel as it is drawn; a
+notebook whose figure names a machine folder is refused (`FigurePathError`; the copy is not written).
+
 Prose is not executed: when only markdown cells changed since a copy was made (the code cells and
 the cell layout are the same), `--sync-prose` writes the source's markdown into the copy, keeps its
 outputs and re-stamps it (`prose_synced` in the record), instead of hours of re-execution; it refuses,
@@ -75,6 +80,70 @@ KERNEL_STARTUP_TIMEOUT = 180
 # Run before the notebook's own cells (and removed from the copy): PNG figures at a readable, small resolution.
 SETUP_CELL = ('%config InlineBackend.figure_formats = ["png"]\n'
               '%config InlineBackend.print_figure_kwargs = {{"bbox_inches": "tight", "dpi": {dpi}}}')
+
+# A machine's folders, as they may appear in a figure's texts: home folders, temporary and work folders, a
+# Windows drive. `tidy` rewrites them in text outputs, but a figure is an image by the time it is in the copy,
+# so its texts are checked where it is drawn (`FIGURE_CHECK`), and a copy whose figure names one is refused.
+MACHINE_PATH = r"/home/|/root/|/work/|/Users/|/tmp/|/var/folders/|[A-Z]:\\Users\\"
+# Also run first, in the same kernel: every figure the kernel renders (inline display, `plt.show()`, `savefig`)
+# goes through `FigureCanvasBase.print_figure`; after it has drawn, every text of the figure (titles, suptitle,
+# axis labels, tick labels, legends, annotations) is matched against `{pattern}`, and a match is recorded with
+# the number of the code cell that drew it (1 = the notebook's first). `FIGURE_REPORT`, run last, prints them.
+FIGURE_CHECK = """\
+import re as _tfm_re
+import matplotlib.backend_bases as _tfm_backend_bases
+import matplotlib.text as _tfm_text
+_tfm_machine_path = _tfm_re.compile({pattern!r})
+_tfm_figure_paths = []
+_tfm_cell = [0]  # the notebook's code cells run so far: 1 while its first runs
+def _tfm_next_cell(*args):
+    _tfm_cell[0] += 1
+get_ipython().events.register("pre_run_cell", _tfm_next_cell)
+_tfm_print_figure = _tfm_backend_bases.FigureCanvasBase.print_figure
+def _tfm_checked_print_figure(self, *args, **kwargs):
+    drawn = _tfm_print_figure(self, *args, **kwargs)
+    for text in self.figure.findobj(_tfm_text.Text):
+        shown = text.get_text() or ""
+        if _tfm_machine_path.search(shown) and [_tfm_cell[0], shown] not in _tfm_figure_paths:
+            _tfm_figure_paths.append([_tfm_cell[0], shown])
+    return drawn
+_tfm_backend_bases.FigureCanvasBase.print_figure = _tfm_checked_print_figure
+"""
+FIGURE_REPORT = 'import json as _tfm_json\nprint(_tfm_json.dumps(_tfm_figure_paths))'
+
+
+def figure_pattern(paths=()):
+    """The regular expression `FIGURE_CHECK` matches figure texts against: `MACHINE_PATH`, the folders in
+    `paths` (the checkout, the data folder) and this user's home folder.
+
+    Example: `re.compile(figure_pattern(["/srv/repo"])).search("loss of /srv/repo/runs/08_x")` matches.
+    """
+    folders = sorted({os.path.abspath(p).rstrip("/") for p in [*paths, os.path.expanduser("~")] if p}, key=len)
+    return "|".join([MACHINE_PATH, *(re.escape(folder) for folder in folders if len(folder) > 1)])
+
+
+def check_cells(paths, dpi):
+    """The code cells run before a notebook's own (setup: figure format, then `FIGURE_CHECK`) and after them
+    (`FIGURE_REPORT`): `(first cells, last cell)` as nbformat cells."""
+    import nbformat
+
+    first = [nbformat.v4.new_code_cell(SETUP_CELL.format(dpi=int(dpi))),
+             nbformat.v4.new_code_cell(FIGURE_CHECK.format(pattern=figure_pattern(paths)))]
+    return first, nbformat.v4.new_code_cell(FIGURE_REPORT)
+
+
+def figure_paths(report_cell, code_indices):
+    """What `FIGURE_REPORT` printed, as sentences naming the cell: `code_indices` lists the indices (in the
+    copy) of the code cells that ran, in order. Empty when no figure text named a machine folder."""
+    text = "".join(_text(output.get("text", "")) for output in report_cell.get("outputs", [])
+                   if output.get("name") == "stdout")
+    found = json.loads(text.strip().splitlines()[-1]) if text.strip() else []
+    where = lambda n: code_indices[n - 1] if 0 < n <= len(code_indices) else "?"  # noqa: E731
+    return [f"cell {where(number)}: a figure's text names a machine folder: {shown!r}" for number, shown in found]
+
+
+class FigurePathError(ValueError):
+    """A figure of the copy shows a machine's folder in its texts (the copy is not written)."""
 
 
 def _text(source):
@@ -306,15 +375,20 @@ def run_added(executed, source, data_dir, timeout=600, dpi=80):
         merged["metadata"][METADATA_KEY] = {**record, "source_sha256": source_digest(source), "prose_synced": today}
         return merged, added
     runner = nbformat.v4.new_notebook()
-    runner.cells = [nbformat.v4.new_code_cell(SETUP_CELL.format(dpi=int(dpi)))]
-    runner.cells += [nbformat.v4.new_code_cell(_text(merged["cells"][i]["source"])) for i in added]
+    first, report = check_cells([ROOT, data_dir], dpi)
+    runner.cells = [*first, *(nbformat.v4.new_code_cell(_text(merged["cells"][i]["source"])) for i in added), report]
     client = nbclient.NotebookClient(runner, kernel_name="python3", timeout=int(timeout),
                                      startup_timeout=KERNEL_STARTUP_TIMEOUT,
                                      resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
     client.execute(env=kernel_env(False, data_dir))
     tidy(runner, {str(ROOT): "", str(data_dir): "$TFM_DATA_DIR"})
+    ran_cells = runner.cells[len(first):-1]
+    problems = figure_paths(runner.cells[-1], added)
+    if problems:
+        raise FigurePathError(f"{len(problems)} figure text(s) name a machine folder (build titles and labels from "
+                              "path-free names): " + "; ".join(problems))
     last = max([cell.get("execution_count") or 0 for cell in merged["cells"] if cell["cell_type"] == "code"])
-    for count, (index, ran) in enumerate(zip(added, runner.cells[1:]), start=last + 1):
+    for count, (index, ran) in enumerate(zip(added, ran_cells), start=last + 1):
         cell = merged["cells"][index]
         cell["outputs"] = json.loads(json.dumps(ran.outputs))
         for output in cell["outputs"]:
@@ -365,7 +439,9 @@ def execute(path, output_dir, fast=False, data_dir=None, timeout=4 * 3600, dpi=8
 
     source = read(path)
     notebook = nbformat.read(path, as_version=4)
-    notebook.cells.insert(0, nbformat.v4.new_code_cell(SETUP_CELL.format(dpi=int(dpi))))
+    first, report = check_cells([ROOT, data_dir], dpi)
+    notebook.cells[:0] = first
+    notebook.cells.append(report)
     client = nbclient.NotebookClient(notebook, kernel_name="python3", timeout=int(timeout),
                                      startup_timeout=KERNEL_STARTUP_TIMEOUT,
                                      resources={"metadata": {"path": str(NOTEBOOK_DIR)}})
@@ -375,18 +451,25 @@ def execute(path, output_dir, fast=False, data_dir=None, timeout=4 * 3600, dpi=8
     try:
         client.execute(env=kernel_env(fast, data_dir))
     except Exception:
-        notebook.cells.pop(0)
+        del notebook.cells[: len(first)]
+        notebook.cells.pop()
         nbformat.write(notebook, output_dir / f"{path.stem}.failed.ipynb")
         raise
     seconds = time.monotonic() - start
-    notebook.cells.pop(0)
-    for cell in notebook.cells:  # counts from 1, as if the setup cell had not run
+    del notebook.cells[: len(first)]
+    report = notebook.cells.pop()
+    for cell in notebook.cells:  # counts from 1, as if the setup cells had not run
         if cell.cell_type == "code" and cell.get("execution_count"):
-            cell.execution_count -= 1
+            cell.execution_count -= len(first)
             for output in cell.get("outputs", []):
                 if "execution_count" in output and output["execution_count"]:
-                    output["execution_count"] -= 1
+                    output["execution_count"] -= len(first)
     tidy(notebook, {str(ROOT): "", str(data_dir): "$TFM_DATA_DIR"} if data_dir else {str(ROOT): ""})
+    problems = figure_paths(report, [i for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"])
+    if problems:
+        nbformat.write(notebook, output_dir / f"{path.stem}.failed.ipynb")
+        raise FigurePathError(f"{path.name}: not written, {len(problems)} figure text(s) name a machine folder "
+                              "(build titles and labels from path-free names): " + "; ".join(problems))
     stamp(notebook, source, path.name, "fast" if fast else "full", seconds)
     target = output_dir / path.name
     nbformat.write(notebook, target)
