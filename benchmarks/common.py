@@ -2,12 +2,17 @@
 
 import json
 import os
+import re
 import statistics
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS_DIR = os.path.join(HERE, "..", "docs", "results")
+ROOT = os.path.dirname(HERE)
+RESULTS_DIR = os.path.join(ROOT, "docs", "results")
+# An absolute path of two parts or more, not inside a word, a URL or a relative path (`tok/s`, `a / b`,
+# `https://...`, `runs/x` are not).
+ABSOLUTE_PATH = re.compile(r"(?<![\w.~$:/\\-])/[\w.+@%=-]+(?:/[\w.+@%=-]*)+")
 DEPS_DIR = os.path.join(HERE, ".deps")  # keras-hub and torch, installed by `make bench-deps` only
 
 
@@ -48,14 +53,64 @@ def timed(fn, repeats):
     return (time.perf_counter() - start) / repeats
 
 
+def machine_folders():
+    """`{absolute folder: what the results say instead}`: the checkout (its files relative to it) and the data
+    folder (`$TFM_DATA_DIR`, when set)."""
+    folders = {ROOT: ""}
+    if os.environ.get("TFM_DATA_DIR"):
+        folders[os.path.abspath(os.environ["TFM_DATA_DIR"])] = "$TFM_DATA_DIR"
+    return folders
+
+
+def path_free(text, folders=None):
+    """`text` with no folder of the machine that ran the benchmark: a path in the checkout relative to it
+    (`benchmarks/x.py`), one in the data folder from `$TFM_DATA_DIR`, a run folder from its `runs/` part on,
+    any other absolute path as its last part. The results files and docs/results.md are published.
+
+    Args:
+        text: str.
+        folders: `{absolute folder: shown instead}` (default `machine_folders()`).
+
+    Example:
+        >>> path_free("--runs /tmp/q/runs; wrote /srv/repo/benchmarks/../docs/results/x.json; /scratch/a/b.gz",
+        ...           {"/srv/repo": ""})
+        '--runs runs; wrote docs/results/x.json; b.gz'
+    """
+    folders = machine_folders() if folders is None else folders
+
+    def shorten(match):
+        path = os.path.normpath(match.group(0))
+        for folder, shown in sorted(folders.items(), key=lambda item: -len(item[0])):  # the longest first
+            folder = folder.rstrip("/")
+            if path == folder or path.startswith(folder + "/"):
+                rest = path[len(folder) + 1:]
+                return "/".join(part for part in (shown, rest) if part) or "."
+        parts = path.strip("/").split("/")
+        return "/".join(parts[len(parts) - 1 - parts[::-1].index("runs"):]) if "runs" in parts else parts[-1]
+
+    return ABSOLUTE_PATH.sub(shorten, text)
+
+
+def path_free_tree(value, folders=None):
+    """`path_free` on every string of a JSON-like value (dicts, lists), keys included."""
+    if isinstance(value, str):
+        return path_free(value, folders)
+    if isinstance(value, dict):
+        return {path_free_tree(k, folders): path_free_tree(v, folders) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [path_free_tree(v, folders) for v in value]
+    return value
+
+
 def save_result(name, payload):
-    """Write docs/results/<name>.json (read by run_all.py to regenerate docs/results.md)."""
+    """Write docs/results/<name>.json (read by run_all.py to regenerate docs/results.md), every path in it
+    written path-free (`path_free`). Returns the file's path relative to the checkout, for printing."""
     os.makedirs(RESULTS_DIR, exist_ok=True)
     payload = {"benchmark": name, "python": sys.version.split()[0], "cpus": os.cpu_count(), **payload}
     path = os.path.join(RESULTS_DIR, f"{name}.json")
     with open(path, "w") as f:
-        json.dump(payload, f, indent=2)
-    return path
+        json.dump(path_free_tree(payload), f, indent=2)
+    return os.path.relpath(path, ROOT)
 
 
 def use_mixed_precision(precision):

@@ -44,7 +44,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from common import alternate, median, save_result, use_bench_deps  # noqa: E402
+from common import alternate, median, path_free, save_result, use_bench_deps  # noqa: E402
 
 BASELINE = "CTranslate2 float32"
 
@@ -149,7 +149,7 @@ def main(argv=None):
                      "bleu_metric": bleu_key, "rounds": [round(r, 1) for r in rates[name]],
                      "warmup_s": round(warmup[name], 1)})
 
-    print(f"{len(sources)} test_2016_flickr sentences, {args.run} ({info['model']}, "
+    print(f"{len(sources)} test_2016_flickr sentences, {path_free(args.run)} ({info['model']}, "
           f"{model.config.num_layers}+{model.config.num_layers} layers, d_model {model.config.d_model}, "
           f"vocab {model.config.vocab_size}), beam {args.beam_size}, alpha {args.alpha}, {args.threads} threads, "
           f"medians of {args.rounds} alternating rounds; ctranslate2 {ctranslate2.__version__}")

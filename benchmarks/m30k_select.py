@@ -30,7 +30,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result  # noqa: E402
+from common import path_free, save_result  # noqa: E402
 
 AVERAGING = (("last", 1), ("last", 5), ("last", 10), ("last", 20), ("last", 30), ("best", 5), ("best", 10))
 DECODING = ((1, 0.0), (4, 0.6), (5, 0.6), (5, 1.0), (8, 1.0))
@@ -96,7 +96,7 @@ def main(argv=None):
               f"({seconds:.0f} s)", flush=True)
         return row
 
-    print(f"{args.run}: epochs on disk {on_disk}; {len(sources)} validation sentences", flush=True)
+    print(f"{path_free(args.run)}: epochs on disk {on_disk}; {len(sources)} validation sentences", flush=True)
     stage1 = []
     for kind, count in AVERAGING:
         epochs = epochs_for(kind, count, on_disk, curve)

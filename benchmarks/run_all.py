@@ -23,6 +23,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(ROOT, "docs", "results")
+sys.path.insert(0, HERE)
+from common import path_free  # noqa: E402  (the page and the saved outputs name no folder of this machine)
 
 # name -> (script, extra args, what it shows)
 # The Transformer parser's recipe, chosen on the validation files (issue 24; docs/results.md, "Parsing"):
@@ -76,7 +78,7 @@ def run(name, quick):
         for line in proc.stdout:  # shown as it comes: the quality run takes an hour and a half
             line = line.rstrip("\n")
             if not line.strip().startswith(noise) and "UserWarning" not in line:
-                lines.append(line)
+                lines.append(path_free(line))
                 print(line, flush=True)
     text = "\n".join(lines[-80:])
     text += f"\n[exit {proc.returncode}, {time.time() - start:.0f} s]"
@@ -365,7 +367,7 @@ def render():
         with open(APPENDIX) as f:
             lines += [f.read().rstrip(), ""]
     with open(os.path.join(ROOT, "docs", "results.md"), "w") as f:
-        f.write("\n".join(lines))
+        f.write(path_free("\n".join(lines)))
     print(f"wrote docs/results.md ({len(images)} plots)")
 
 

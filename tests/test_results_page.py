@@ -1,4 +1,5 @@
-"""benchmarks/run_all.py's page for issue 27's search: the table reads each candidate's results file right."""
+"""benchmarks/run_all.py's page for issue 27's search: the table reads each candidate's results file right; the
+published results name no folder of the machine that measured them."""
 
 import json
 import pathlib
@@ -7,6 +8,7 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+import common  # noqa: E402
 import run_all  # noqa: E402
 
 BASE = run_all.M30K_SEARCH_BASE[1]
@@ -67,3 +69,34 @@ def test_the_search_figure_is_drawn(tmp_path, monkeypatch, window):
     _results(tmp_path, "m30k_search_x", BASE + " + x=1", 3, 310, [6.0, 8.0, 12.0])
     path = run_all.plot_m30k_search(run_all.m30k_search(), window=window)
     assert (tmp_path / "quality_m30k_small_search.png").stat().st_size > 1000 and path.endswith("_search.png")
+
+
+RESULTS_FILES = [run_all.ROOT + "/docs/results.md",
+                 *sorted(str(p) for p in pathlib.Path(run_all.RESULTS).iterdir() if p.suffix in (".json", ".txt", ".md"))]
+
+
+@pytest.mark.parametrize("path", RESULTS_FILES, ids=[pathlib.Path(p).name for p in RESULTS_FILES])
+def test_the_published_results_name_no_folder_of_the_benchmark_machine(path):
+    """docs/results.md and docs/results/* are published: no absolute path (a home, /tmp/, /work/, the checkout,
+    the data folder) in them; the scripts write path-free names (common.path_free)."""
+    for number, line in enumerate(pathlib.Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        found = common.ABSOLUTE_PATH.search(line)
+        assert found is None, f"{pathlib.Path(path).name} line {number}: {found.group(0)!r}"
+
+
+def test_results_are_written_path_free(tmp_path, monkeypatch):
+    """save_result writes every string of the payload path-free (the checkout -> relative, the data folder ->
+    $TFM_DATA_DIR, a run folder from runs/ on, anything else its last part) and returns a relative path."""
+    monkeypatch.setattr(common, "RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("TFM_DATA_DIR", "/srv/cache")
+    payload = {"command": "python benchmarks/x.py --runs /tmp/q/runs --data-dir /srv/cache",
+               "rows": [{"run_dir": "/home/ana/runs/m30k/m30k_small", "log": f"{common.ROOT}/benchmarks/x.py",
+                         "data": "/srv/cache/multi30k/test.en.gz", "other": "/scratch/x/hyps.txt",
+                         "kept": "tok/s, a / b, https://example.org/a/b, runs/x, wmt14_translate/de-en"}]}
+    shown = common.save_result("x", payload)
+    assert not pathlib.Path(shown).is_absolute()
+    written = json.loads((tmp_path / "results" / "x.json").read_text())
+    assert written["command"] == "python benchmarks/x.py --runs runs --data-dir $TFM_DATA_DIR"
+    assert written["rows"] == [{"run_dir": "runs/m30k/m30k_small", "log": "benchmarks/x.py",
+                                "data": "$TFM_DATA_DIR/multi30k/test.en.gz", "other": "hyps.txt",
+                                "kept": payload["rows"][0]["kept"]}]
