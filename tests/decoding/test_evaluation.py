@@ -115,3 +115,14 @@ def test_results_names_differ_in_everything_that_decides_the_hypotheses():
     assert evaluation.results_name("test", {**base, "constrained": True}) == "test.beam21.alpha0.3.averaged"
     other = {**base, "checkpoint": "/elsewhere/best.h5", "constrained": False}
     assert evaluation.results_name("test", other, limit=6) == "test.beam21.alpha0.3.best.unconstrained.first6"
+
+
+def test_a_lowercasing_runs_scores_lead_with_moses_lowercased_bleu():
+    """A model that writes lowercased text is compared by Moses-tokenized lowercased BLEU: that line leads,
+    and cased BLEU (which cannot credit a capitalised reference word) is labelled as such."""
+    scores = evaluation.score(["der hund läuft ."], ["Der Hund läuft."], lang="de", preprocess="moses_lc")
+    lines = evaluation.format_scores(scores).splitlines()
+    assert lines[0] == f"BLEU (Moses, lc)   100.00  {scores['bleu_moses_lc_signature']}"
+    assert lines[2].startswith("BLEU (cased)") and f"{scores['bleu']:6.2f}" in lines[2]
+    assert scores["bleu"] < 50  # "Der" and "Hund" cannot match: the reason it does not lead
+    assert any("capitalised" in line for line in lines[4:])

@@ -109,19 +109,45 @@ def score(hypotheses, references, lang=None, preprocess=None):
 
 
 def format_scores(scores):
-    """One line per metric, value then signature (and the note, if any)."""
-    lines = [
-        f"BLEU               {scores['bleu']:6.2f}  {scores['bleu_signature']}",
-        f"BLEU (tok, lc)     {scores['bleu_tokenized_lc']:6.2f}  {scores['bleu_tokenized_lc_signature']}",
-        *([f"BLEU (Moses, lc)   {scores['bleu_moses_lc']:6.2f}  {scores['bleu_moses_lc_signature']}"]
-          if "bleu_moses_lc" in scores else []),
-        f"chrF               {scores['chrf']:6.2f}  {scores['chrf_signature']}",
-    ]
+    """One line per metric, value then signature (and the notes, if any).
+
+    Cased BLEU (sacreBLEU's default, the number to quote for a model that writes cased text) comes
+    first, unless the model writes lowercased, Moses-tokenized text (`scores["hypotheses_lowercased"]`,
+    e.g. the `m30k_small` recipe): then the score such a model is compared by, Moses-tokenized
+    lowercased BLEU, leads, and the cased line is labelled as the one it cannot do well on.
+
+    Args:
+        scores: dict from `score` (or `evaluate`).
+
+    Returns:
+        str, one line per metric.
+
+    Example:
+        >>> from tfm.decoding.evaluation import format_scores, score
+        >>> cased = score(["The cat sat on the mat."], ["The cat sat on the mat."], lang="en")
+        >>> [line[:18].strip() for line in format_scores(cased).splitlines()]
+        ['BLEU', 'BLEU (tok, lc)', 'BLEU (Moses, lc)', 'chrF']
+        >>> lowercased = score(["the cat sat on the mat ."], ["The cat sat on the mat."], lang="en",
+        ...                    preprocess="moses_lc")
+        >>> [line[:18].strip() for line in format_scores(lowercased).splitlines()][:4]
+        ['BLEU (Moses, lc)', 'BLEU (tok, lc)', 'BLEU (cased)', 'chrF']
+    """
+    moses = ([f"BLEU (Moses, lc)   {scores['bleu_moses_lc']:6.2f}  {scores['bleu_moses_lc_signature']}"]
+             if "bleu_moses_lc" in scores else [])
+    tokenized = f"BLEU (tok, lc)     {scores['bleu_tokenized_lc']:6.2f}  {scores['bleu_tokenized_lc_signature']}"
+    chrf = f"chrF               {scores['chrf']:6.2f}  {scores['chrf_signature']}"
+    if scores.get("hypotheses_lowercased") and moses:
+        lines = [*moses, tokenized,
+                 f"BLEU (cased)       {scores['bleu']:6.2f}  {scores['bleu_signature']}  (lowercased output: see note)",
+                 chrf]
+    else:
+        lines = [f"BLEU               {scores['bleu']:6.2f}  {scores['bleu_signature']}", tokenized, *moses, chrf]
     if scores.get("note"):
         lines.append(f"note: {scores['note']}")
     if scores.get("hypotheses_lowercased"):
         lines.append("note: the model writes lowercased, Moses-tokenized text (its run's preprocess); BLEU and chrF "
-                     "score it Moses-detokenized, still lowercased, against the cased references")
+                     "score it Moses-detokenized, still lowercased, against the cased references: cased BLEU "
+                     "cannot credit a word whose reference is capitalised (every German noun)")
     return "\n".join(lines)
 
 
