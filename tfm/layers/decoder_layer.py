@@ -3,7 +3,6 @@
 import keras
 
 from tfm.layers.masks import merge_masks
-from tfm.layers.residual import residual_block
 from tfm.layers.transformer_block import TransformerBlock, ensure_built
 
 
@@ -94,30 +93,69 @@ class DecoderLayer(TransformerBlock):
         return self.cross_attention.split_cache(self.cross_attention.compute_cache(memory))
 
     def call(self, x, memory, memory_mask=None, training=None):
+        # Each sub-layer as in §3.1 (post-LN, the paper), with §5.4's dropout on its output:
+        #   post-LN  x = LayerNorm(x + Dropout(Sublayer(x)))
+        #   pre-LN   x = x + Dropout(Sublayer(LayerNorm(x)))   (`norm_first=True`)
         cross_mask = merge_masks(key_mask=memory_mask)  # (B, S) -> (B, 1, S)
-        x, _, _ = self._block(
-            x, lambda h: self.self_attention(h, use_causal_mask=True, training=training),
-            lambda h: self.cross_attention(h, memory, attention_mask=cross_mask, training=training), training)
+
+        # Sub-layer 1: masked multi-head self-attention; position t reads positions <= t (§3.2.3).
+        h = self.self_attention_norm(x) if self.norm_first else x
+        h = self.self_attention(h, use_causal_mask=True, training=training)
+        x = x + self.dropouts[0](h, training=training)  # the residual connection
+        if not self.norm_first:
+            x = self.self_attention_norm(x)
+
+        # Sub-layer 2: encoder-decoder attention; queries from the decoder, keys/values from memory.
+        h = self.cross_attention_norm(x) if self.norm_first else x
+        h = self.cross_attention(h, memory, attention_mask=cross_mask, training=training)
+        x = x + self.dropouts[1](h, training=training)
+        if not self.norm_first:
+            x = self.cross_attention_norm(x)
+
+        # Sub-layer 3: the position-wise feed-forward network (§3.3).
+        h = self.ffn_norm(x) if self.norm_first else x
+        h = self.ffn(h, training=training)
+        x = x + self.dropouts[2](h, training=training)
+        if not self.norm_first:
+            x = self.ffn_norm(x)
         return x
 
     def call_with_scores(self, x, memory, memory_mask=None, training=None):
-        """`call`, and the weights: `(output (B, T, D), self (B, N, T, T), cross (B, N, T, S))`."""
+        """`call`, and the weights: `(output (B, T, D), self (B, N, T, T), cross (B, N, T, S))`.
+
+        The same sub-layers as `call`; each attention also returns its weights.
+        """
         ensure_built(self, x, memory)
         cross_mask = merge_masks(key_mask=memory_mask)  # (B, S) -> (B, 1, S)
-        x, (self_weights,), (cross_weights,) = self._block(
-            x, lambda h: self.self_attention.call_with_scores(h, use_causal_mask=True, training=training),
-            lambda h: self.cross_attention.call_with_scores(h, memory, attention_mask=cross_mask,
-                                                            training=training), training)
+        h = self.self_attention_norm(x) if self.norm_first else x
+        h, self_weights = self.self_attention.call_with_scores(h, use_causal_mask=True,
+                                                               training=training)
+        x = x + self.dropouts[0](h, training=training)
+        if not self.norm_first:
+            x = self.self_attention_norm(x)
+        h = self.cross_attention_norm(x) if self.norm_first else x
+        h, cross_weights = self.cross_attention.call_with_scores(h, memory, attention_mask=cross_mask,
+                                                                 training=training)
+        x = x + self.dropouts[1](h, training=training)
+        if not self.norm_first:
+            x = self.cross_attention_norm(x)
+        h = self.ffn_norm(x) if self.norm_first else x
+        h = self.ffn(h, training=training)
+        x = x + self.dropouts[2](h, training=training)
+        if not self.norm_first:
+            x = self.ffn_norm(x)
         return x, self_weights, cross_weights
 
-    def call_with_cache(self, x, self_cache, cache_update_index, cross_cache, memory_mask=None, training=None):
+    def call_with_cache(self, x, self_cache, cache_update_index, cross_cache, memory_mask=None,
+                        training=None):
         """One or more new positions with cached keys/values: `(output (B, T, D), self_cache)`.
 
         Example:
             >>> layer = DecoderLayer(num_heads=2, d_ff=32)
             >>> y, memory = keras.random.normal((1, 3, 16)), keras.random.normal((1, 7, 16))
             >>> full = layer(y, memory)                             # builds the layer
-            >>> cross, cache, steps = layer.compute_cross_cache(memory), layer.self_attention.empty_cache_pair(1), []
+            >>> cross = layer.compute_cross_cache(memory)          # the memory's keys and values
+            >>> cache, steps = layer.self_attention.empty_cache_pair(1), []
             >>> for t in range(3):
             ...     out, cache = layer.call_with_cache(y[:, t : t + 1], cache, t, cross)
             ...     steps.append(out)
@@ -126,23 +164,28 @@ class DecoderLayer(TransformerBlock):
         """
         ensure_built(self, x)
         cross_mask = merge_masks(key_mask=memory_mask)  # (B, S) -> (B, 1, S)
-        # Self-attention: only the new positions are computed, their keys/values join the cache.
-        x, (self_cache,), _ = self._block(
-            x, lambda h: self.self_attention.call_with_cache(h, self_cache, cache_update_index, use_causal_mask=True,
-                                                             training=training),
-            lambda h: self.cross_attention.call_with_cache(h, cross_cache, attention_mask=cross_mask,
-                                                           training=training), training)
-        return x, self_cache
 
-    def _block(self, x, self_attend, cross_attend, training):
-        """The three residual sub-layers: `(output, self-attention extras, cross-attention extras)`."""
-        # Causal self-attention block.
-        x, self_extras = residual_block(x, self_attend, self.self_attention_norm, self.dropouts[0],
-                                        self.norm_first, training)
-        # Cross-attention block: queries from the decoder, keys/values from the encoder.
-        x, cross_extras = residual_block(x, cross_attend, self.cross_attention_norm, self.dropouts[1],
-                                         self.norm_first, training)
-        # Feed-forward block.
-        x, _ = residual_block(x, lambda h: self.ffn(h, training=training), self.ffn_norm,
-                              self.dropouts[2], self.norm_first, training)
-        return x, self_extras, cross_extras
+        # Sub-layer 1: masked self-attention over the cache. Only the new positions are computed:
+        # their keys and values join `self_cache`, their queries read every position cached so far.
+        h = self.self_attention_norm(x) if self.norm_first else x
+        h, self_cache = self.self_attention.call_with_cache(
+            h, self_cache, cache_update_index, use_causal_mask=True, training=training)
+        x = x + self.dropouts[0](h, training=training)
+        if not self.norm_first:
+            x = self.self_attention_norm(x)
+
+        # Sub-layer 2: encoder-decoder attention; `cross_cache` holds the memory's keys and values.
+        h = self.cross_attention_norm(x) if self.norm_first else x
+        h, _ = self.cross_attention.call_with_cache(
+            h, cross_cache, attention_mask=cross_mask, training=training)
+        x = x + self.dropouts[1](h, training=training)
+        if not self.norm_first:
+            x = self.cross_attention_norm(x)
+
+        # Sub-layer 3: the position-wise feed-forward network, position by position as ever.
+        h = self.ffn_norm(x) if self.norm_first else x
+        h = self.ffn(h, training=training)
+        x = x + self.dropouts[2](h, training=training)
+        if not self.norm_first:
+            x = self.ffn_norm(x)
+        return x, self_cache

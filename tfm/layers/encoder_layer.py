@@ -3,7 +3,6 @@
 import keras
 
 from tfm.layers.masks import merge_masks
-from tfm.layers.residual import residual_block
 from tfm.layers.transformer_block import TransformerBlock, ensure_built
 
 
@@ -59,25 +58,41 @@ class EncoderLayer(TransformerBlock):
         self.built = True
 
     def call(self, x, padding_mask=None, training=None):
-        return self._block(x, padding_mask, training, scores=False)[0]
-
-    def call_with_scores(self, x, padding_mask=None, training=None):
-        """`call`, and the self-attention weights: `(output (B, S, D), weights (B, N, S, S))`."""
-        ensure_built(self, x)
-        return self._block(x, padding_mask, training, scores=True)
-
-    def _block(self, x, padding_mask, training, scores):
+        # Each sub-layer as in §3.1 (post-LN, the paper), with §5.4's dropout on its output:
+        #   post-LN  x = LayerNorm(x + Dropout(Sublayer(x)))
+        #   pre-LN   x = x + Dropout(Sublayer(LayerNorm(x)))   (`norm_first=True`)
         mask = merge_masks(key_mask=padding_mask)  # (B, S) -> (B, 1, S)
 
-        # Self-attention block.
-        def attend(h):
-            if scores:
-                return self.self_attention.call_with_scores(h, attention_mask=mask, training=training)
-            return self.self_attention(h, attention_mask=mask, training=training)
+        # Sub-layer 1: multi-head self-attention; every position reads every real position.
+        h = self.attention_norm(x) if self.norm_first else x
+        h = self.self_attention(h, attention_mask=mask, training=training)
+        x = x + self.attention_dropout_layer(h, training=training)  # the residual connection
+        if not self.norm_first:
+            x = self.attention_norm(x)
 
-        x, extras = residual_block(x, attend, self.attention_norm, self.attention_dropout_layer,
-                                   self.norm_first, training)
-        # Feed-forward block.
-        x, _ = residual_block(x, lambda h: self.ffn(h, training=training), self.ffn_norm,
-                              self.ffn_dropout_layer, self.norm_first, training)
-        return (x, *extras)
+        # Sub-layer 2: the position-wise feed-forward network (§3.3).
+        h = self.ffn_norm(x) if self.norm_first else x
+        h = self.ffn(h, training=training)
+        x = x + self.ffn_dropout_layer(h, training=training)
+        if not self.norm_first:
+            x = self.ffn_norm(x)
+        return x
+
+    def call_with_scores(self, x, padding_mask=None, training=None):
+        """`call`, and the self-attention weights: `(output (B, S, D), weights (B, N, S, S))`.
+
+        The same sub-layers as `call`; the self-attention also returns its weights.
+        """
+        ensure_built(self, x)
+        mask = merge_masks(key_mask=padding_mask)  # (B, S) -> (B, 1, S)
+        h = self.attention_norm(x) if self.norm_first else x
+        h, weights = self.self_attention.call_with_scores(h, attention_mask=mask, training=training)
+        x = x + self.attention_dropout_layer(h, training=training)
+        if not self.norm_first:
+            x = self.attention_norm(x)
+        h = self.ffn_norm(x) if self.norm_first else x
+        h = self.ffn(h, training=training)
+        x = x + self.ffn_dropout_layer(h, training=training)
+        if not self.norm_first:
+            x = self.ffn_norm(x)
+        return x, weights
