@@ -2,12 +2,12 @@
 
 
 def linearize_tree(tree):
-    """nltk.Tree -> ["(S", "(NP", "XX", "XX", ")", ...]: "(LABEL" opens, ")" closes, "XX" per tagged word."""
+    """nltk.Tree -> ["(S", "(NP", "DT", "NN", ")", ...]: "(LABEL" opens, ")" closes, a word's POS tag per word."""
     tokens = []
 
     def visit(node):
-        if isinstance(node, str) or (len(node) == 1 and isinstance(node[0], str)):  # a word or (TAG word)
-            tokens.append("XX")
+        if len(node) == 1 and isinstance(node[0], str):  # (TAG word): the tag, not the word
+            tokens.append(node.label())
             return
         tokens.append("(" + node.label())
         for child in node:
