@@ -13,8 +13,10 @@ import pytest
 from tfm import exercises
 
 SOLUTIONS_DIR = pathlib.Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
-EXERCISES = ["additive_score", "general_score", "scaled_dot_product_attention", "positional_encoding", "causal_mask",
-             "label_smoothed_loss", "schedule", "length_penalty", "beam_step", "clipped_precision", "linearize_tree"]
+EXERCISES = ["target_shift", "padding_mask", "additive_score", "general_score", "scaled_dot_product_attention",
+             "split_heads", "merge_heads", "positional_encoding", "causal_mask", "label_smoothed_loss", "schedule",
+             "length_penalty", "beam_step", "clipped_precision", "bucket_batch_sizes", "receptive_field",
+             "parameter_count", "rest_response", "linearize_tree"]
 
 
 def _load_solutions():
@@ -74,7 +76,13 @@ def test_a_stub_is_not_done_yet_and_does_not_raise(capsys, name):
     assert sentence.startswith("not done yet:") and "my_stub" in sentence
 
 
-@pytest.mark.parametrize("name", ["causal_mask", "scaled_dot_product_attention", "clipped_precision"])
+def test_the_course_has_at_least_eighteen_checked_exercises():
+    """Issue 40: every notebook has a checked coding exercise, 18 or more in all (tests/test_course.py checks
+    that each checker is called from a notebook's exercise cell)."""
+    assert len(EXERCISES) >= 18
+
+
+@pytest.mark.parametrize("name", EXERCISES)
 def test_an_error_in_the_readers_code_is_reported_not_raised(capsys, name):
     def broken(*args, **kwargs):
         return 1 / 0
@@ -325,12 +333,201 @@ def tree_writes_words(tree):
     return _linearize(tree, lambda node: node[0], lambda node: ")")
 
 
-def tree_writes_tags(tree):
-    return _linearize(tree, lambda node: node.label(), lambda node: ")")
+def tree_writes_xx(tree):  # Vinyals et al.'s leaves, not the tag leaves notebook 13 trains on
+    return _linearize(tree, lambda node: "XX", lambda node: ")")
 
 
 def tree_typed_closers(tree):
-    return _linearize(tree, lambda node: "XX", lambda node: ")" + node.label())
+    return _linearize(tree, lambda node: node.label(), lambda node: ")" + node.label())
+
+
+# target shift
+def shift_swapped(target_ids):
+    """The shift in the wrong direction: END on the decoder's input, START on the labels."""
+    target_in, target_out = SOLUTIONS["target_shift"](target_ids)
+    return target_out, target_in
+
+
+def shift_end_after_padding(target_ids):
+    """END appended after the padded row instead of after the last real token."""
+    column = np.ones((len(target_ids), 1), target_ids.dtype)
+    return np.hstack([2 * column, target_ids]), np.hstack([target_ids, 3 * column])
+
+
+def shift_slices_start_y_end(target_ids):
+    """START y END built on the padded row, then sliced [:-1] / [1:]: right only for rows without padding."""
+    column = np.ones((len(target_ids), 1), target_ids.dtype)
+    lengths = (target_ids != 0).sum(axis=1)
+    full = np.hstack([2 * column, target_ids, 0 * column])
+    full[np.arange(len(target_ids)), lengths + 1] = 3
+    return full[:, :-1], full[:, 1:]
+
+
+# padding mask
+def _softmax_where(mask, scores):
+    return _softmax(np.where(mask, np.asarray(scores, "float32"), -1e9))
+
+
+def padding_mask_inverted(source_ids, scores):
+    mask = source_ids == 0  # True at the padding
+    keys = mask if scores.ndim == 2 else mask[:, None, :]
+    return mask, _softmax_where(keys, scores)
+
+
+def padding_mask_after_softmax(source_ids, scores):
+    """Padded weights zeroed after the softmax, without renormalising: rows no longer sum to 1."""
+    mask = source_ids != 0
+    keys = mask if scores.ndim == 2 else mask[:, None, :]
+    return mask, _softmax(np.asarray(scores, "float32")) * keys
+
+
+def padding_mask_float16_fill(source_ids, scores):
+    """Right in float32; in float16 `(1 - mask) * -1e9` is `0 * -inf = nan` where the mask is True."""
+    mask = source_ids != 0
+    keys = mask if scores.ndim == 2 else mask[:, None, :]
+    filled = scores + (1 - keys.astype(scores.dtype)) * np.asarray(-1e9, scores.dtype)
+    return mask, _softmax(filled)
+
+
+# heads
+def split_without_transpose(x, num_heads):
+    b, t, d = x.shape
+    return x.reshape(b, num_heads, t, d // num_heads)
+
+
+def split_positions_and_heads_swapped(x, num_heads):
+    b, t, d = x.shape
+    return x.reshape(b, t, num_heads, d // num_heads)  # (B, T, N, H): the transpose forgotten
+
+
+def split_interleaved(x, num_heads):
+    """Head i gets every N-th feature instead of a contiguous block."""
+    b, t, d = x.shape
+    return x.reshape(b, t, d // num_heads, num_heads).transpose(0, 3, 1, 2)
+
+
+def merge_without_transpose(heads):
+    b, n, t, h = heads.shape
+    return heads.reshape(b, t, n * h)
+
+
+def merge_interleaved(heads):
+    b, n, t, h = heads.shape
+    return heads.transpose(0, 2, 3, 1).reshape(b, t, n * h)
+
+
+def merge_without_reshape(heads):
+    return heads.transpose(0, 2, 1, 3)  # (B, T, N, H): the concatenation forgotten
+
+
+# bucket batch sizes
+def sizes_ignore_replicas(bounds, tokens_per_batch, replicas=1):
+    return [tokens_per_batch // bound for bound in bounds]
+
+
+def sizes_budget_per_replica(bounds, tokens_per_batch, replicas=1):
+    """The budget taken as each device's: the global batch is `replicas` times too large."""
+    return [replicas * max(1, tokens_per_batch // bound) for bound in bounds]
+
+
+def sizes_without_minimum(bounds, tokens_per_batch, replicas=1):
+    return [tokens_per_batch // bound // replicas * replicas for bound in bounds]
+
+
+def sizes_rounded(bounds, tokens_per_batch, replicas=1):
+    return [max(replicas, round(tokens_per_batch / bound / replicas) * replicas) for bound in bounds]
+
+
+# receptive field
+def _contiguous(n, reach):
+    return np.arange(n) >= n - reach
+
+
+def reach_contiguous_formula(n, kernel_size, dilations):
+    """1 + (k - 1) * sum(d) positions, as if no dilation ever left a hole."""
+    return _contiguous(n, 1 + (kernel_size - 1) * sum(dilations))
+
+
+def reach_k_not_k_minus_1(n, kernel_size, dilations):
+    return _contiguous(n, 1 + kernel_size * sum(dilations))
+
+
+def reach_without_itself(n, kernel_size, dilations):
+    return _contiguous(n, (kernel_size - 1) * sum(dilations))
+
+
+def reach_ignores_dilations(n, kernel_size, dilations):
+    return _contiguous(n, 1 + (kernel_size - 1) * len(dilations))
+
+
+# parameter count
+def _count(config, biases=True, value_dim_is_key_dim=False, cross_attention=True, output_layer=False,
+           positions_rows=None):
+    d, h, n = config.d_model, config.num_heads, config.num_layers
+    d_k = config.key_dim or d // h
+    d_v = d_k if value_dim_is_key_dim else (config.value_dim or d // h)
+    b = 1 if biases else 0
+    attention = 2 * (d * h * d_k + b * h * d_k) + d * h * d_v + b * h * d_v + h * d_v * d + b * d
+    feed_forward = 2 * d * config.d_ff + b * (config.d_ff + d)
+    encoder = n * (attention + feed_forward + 4 * d)
+    decoder = n * ((2 if cross_attention else 1) * attention + feed_forward + (6 if cross_attention else 4) * d)
+    rows = config.max_length + config.max_extra_length + 1 if positions_rows is None else positions_rows(config)
+    positions = 2 * rows * d if config.positional == "learned" else 0
+    output = config.vocab_size * d + config.vocab_size if output_layer else 0
+    return config.vocab_size * d + positions + encoder + decoder + output
+
+
+def params_without_biases(config):
+    return _count(config, biases=False)
+
+
+def params_value_dim_as_key_dim(config):
+    return _count(config, value_dim_is_key_dim=True)
+
+
+def params_without_cross_attention(config):
+    return _count(config, cross_attention=False)
+
+
+def params_separate_output_layer(config):
+    return _count(config, output_layer=True)
+
+
+def params_positions_of_max_length(config):
+    return _count(config, positions_rows=lambda c: c.max_length)
+
+
+# REST response
+def _rows(outputs, translation=lambda t: t.decode("utf-8"), score=float, truncated=bool, keys=None):
+    names = keys or ("translations", "scores", "truncated")
+    convert = {"translations": translation, "scores": score, "truncated": truncated}
+    size = len(outputs["translations"])
+    return [{name: convert[name](outputs[name][i]) for name in names} for i in range(size)]
+
+
+def rest_bytes_left(outputs):
+    return {"predictions": _rows(outputs, translation=lambda t: t)}
+
+
+def rest_numpy_scores(outputs):
+    return {"predictions": _rows(outputs, score=lambda s: s)}
+
+
+def rest_without_truncated(outputs):
+    return {"predictions": _rows(outputs, keys=("translations", "scores"))}
+
+
+def rest_columnar(outputs):
+    rows = _rows(outputs)
+    return {"outputs": {name: [row[name] for row in rows] for name in rows[0]}}
+
+
+def rest_latin1(outputs):
+    return {"predictions": _rows(outputs, translation=lambda t: t.decode("latin-1"))}
+
+
+def rest_truncated_as_int(outputs):
+    return {"predictions": _rows(outputs, truncated=int)}
 
 
 MISTAKES = [
@@ -367,9 +564,49 @@ MISTAKES = [
     ("clipped_precision", precision_clipped_by_sum, ["n=1, hypothesis 'the the the", "expected 2, got 3"]),
     ("clipped_precision", precision_first_reference_only, ["numerator is wrong"]),
     ("clipped_precision", precision_reference_denominator, ["denominator is wrong: expected 7, got 6"]),
-    ("linearize_tree", tree_writes_words, ["token 2 is wrong: expected 'XX', got 'The'"]),
-    ("linearize_tree", tree_writes_tags, ["expected 'XX', got 'DT'"]),
+    ("linearize_tree", tree_writes_words, ["token 2 is wrong: expected 'DT', got 'The'"]),
+    ("linearize_tree", tree_writes_xx, ["expected 'DT', got 'XX'"]),
     ("linearize_tree", tree_typed_closers, ["token 4 is wrong: expected ')', got ')NP'"]),
+    ("target_shift", shift_swapped, ["rows of 3 and 5 tokens", "target_in at index [0, 0] should be 2, got 5"]),
+    ("target_shift", shift_end_after_padding, ["rows of 3 and 5 tokens", "target_out at index [0, 3] should be 3, "
+                                                                          "got 0"]),
+    ("target_shift", shift_slices_start_y_end, ["rows of 3 and 5 tokens", "target_in at index [0, 4] should be 0, "
+                                                                           "got 3"]),
+    ("padding_mask", padding_mask_inverted, ["one decoder step", "the mask at index [0, 0] should be True, got False"]),
+    ("padding_mask", padding_mask_after_softmax, ["one decoder step", "the weights at index [0, 0] should be"]),
+    ("padding_mask", padding_mask_float16_fill, ["float16 scores", "not a number"]),
+    ("split_heads", split_without_transpose, ["np.arange(48).reshape(2, 3, 8), num_heads=2",
+                                              "the output at index [0, 0, 1, 0] should be 8, got 4"]),
+    ("split_heads", split_positions_and_heads_swapped, ["wrong shape: expected (2, 2, 3, 4), got (2, 3, 2, 4)"]),
+    ("split_heads", split_interleaved, ["the output at index [0, 0, 0, 1] should be 1, got 2"]),
+    ("merge_heads", merge_without_transpose, ["np.arange(48).reshape(2, 3, 8)",
+                                              "the merged output at index [0, 0, 4] should be 4, got 8"]),
+    ("merge_heads", merge_interleaved, ["the merged output at index [0, 0, 1] should be 1, got 4"]),
+    ("merge_heads", merge_without_reshape, ["wrong shape: expected (2, 3, 8), got (2, 3, 2, 4)"]),
+    ("bucket_batch_sizes", sizes_ignore_replicas, ["replicas=8", "bucket 1 (L=2) should be 12496, got 12500"]),
+    ("bucket_batch_sizes", sizes_budget_per_replica, ["replicas=8", "bucket 0 (L=1) should be 25000, got 200000"]),
+    ("bucket_batch_sizes", sizes_without_minimum, ["tokens_per_batch=64, replicas=4", "(L=32) should be 4, got 0"]),
+    ("bucket_batch_sizes", sizes_rounded, ["replicas=1", "should be 4166, got 4167"]),
+    ("receptive_field", reach_contiguous_formula, ["n=10, kernel_size=3, dilations (2,)",
+                                                   "index [6] should be False, got True"]),
+    ("receptive_field", reach_k_not_k_minus_1, ["n=64, kernel_size=3, dilations (1, 1, 1, 1)",
+                                                "index [51] should be False, got True"]),
+    ("receptive_field", reach_without_itself, ["n=12, kernel_size=3, dilations ()",
+                                               "index [11] should be True, got False"]),
+    ("receptive_field", reach_ignores_dilations, ["n=64, kernel_size=3, dilations (1, 3, 9)",
+                                                  "index [37] should be True, got False"]),
+    ("parameter_count", params_without_biases, ["tiny(vocab_size=50, max_length=16)", "should be 236672", "too few"]),
+    ("parameter_count", params_value_dim_as_key_dim, ["key_dim=4", "too few"]),
+    ("parameter_count", params_without_cross_attention, ["should be 236672", "too few"]),
+    ("parameter_count", params_separate_output_layer, ["should be 236672, got 239922 (3250 too many)"]),
+    ("parameter_count", params_positions_of_max_length, ["positional='learned'", "too few"]),
+    ("rest_response", rest_bytes_left, ["cannot be written as JSON", "bytes is not JSON serializable"]),
+    ("rest_response", rest_numpy_scores, ["cannot be written as JSON", "float32 is not JSON serializable"]),
+    ("rest_response", rest_without_truncated, ["prediction 0 has the keys ['scores', 'translations']"]),
+    ("rest_response", rest_columnar, ["the body has the keys ['outputs']", "['predictions']"]),
+    ("rest_response", rest_latin1, ["non-ASCII letters", '"translations" of prediction 0 should be "Zwei Hunde '
+                                                           'laufen über die Straße."']),
+    ("rest_response", rest_truncated_as_int, ['"truncated" of prediction 0 should be false, got 0']),
 ]
 
 
@@ -459,7 +696,8 @@ def test_checkers_ignore_a_global_mixed_precision_policy(capsys):
     import keras
 
     keras.config.set_dtype_policy("mixed_bfloat16")
-    for name in ("additive_score", "general_score", "scaled_dot_product_attention", "label_smoothed_loss"):
+    for name in ("additive_score", "general_score", "scaled_dot_product_attention", "label_smoothed_loss",
+                 "padding_mask", "split_heads", "merge_heads", "receptive_field", "parameter_count"):
         ok, sentence = _verdict(capsys, name, SOLUTIONS[name])
         assert ok, sentence
 

@@ -13,6 +13,7 @@ The treebank's reader is `tfm.parsing.treebank` (data never imports parsing; imp
 
 from tfm.data.batching import (
     LengthReport,
+    bucket_batch_sizes,
     bucket_boundaries,
     bucket_by_token_budget,
     length_report,
@@ -57,6 +58,7 @@ __all__ = [
     "SubwordTokenizer",
     "TFDS_NAMES",
     "UNK_ID",
+    "bucket_batch_sizes",
     "bucket_boundaries",
     "bucket_by_token_budget",
     "canonical_split",

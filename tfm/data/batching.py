@@ -213,6 +213,31 @@ def bucket_boundaries(max_length, step=1.1):
     return bounds + [int(max_length)]
 
 
+def bucket_batch_sizes(bounds, tokens_per_batch, batch_multiple=1):
+    """The batch size of each length bucket under a token budget: what `bucket_by_token_budget` batches.
+
+    Bucket `i` (pairs up to `L = bounds[i]` tokens per side) holds `tokens_per_batch // L` pairs, so
+    `B * L <= tokens_per_batch`, rounded down to a multiple of `batch_multiple` (the replica count, so the
+    global batch splits evenly) but never below one multiple.
+
+    Args:
+        bounds: list of int. The buckets' length bounds (`bucket_boundaries`).
+        tokens_per_batch: int. The budget of the *global* batch, per side.
+        batch_multiple: int. Round down to a multiple of this. Defaults to `1`.
+
+    Returns:
+        list of int, one batch size per bound.
+
+    Example:
+        >>> bucket_batch_sizes([16, 256], tokens_per_batch=25_000)                    # the paper's budget
+        [1562, 97]
+        >>> bucket_batch_sizes([16, 256, 4096], tokens_per_batch=25_000, batch_multiple=8)   # 8 replicas
+        [1560, 96, 8]
+    """
+    m = int(batch_multiple)
+    return [max(m, int(tokens_per_batch) // int(b) // m * m) for b in bounds]
+
+
 def bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=25_000, max_length=256, shuffle=False,
                            shuffle_buffer=20_000, seed=None, drop_remainder=False, pad_to_bucket=False,
                            bucket_step=1.1, cache=False, batch_multiple=1):
@@ -272,7 +297,7 @@ def bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=25_000, max_length
                          f"the longest pairs would not fit in a batch")
     bounds = bucket_boundaries(int(max_length), bucket_step)
     boundaries = tf.constant(bounds, tf.int32)
-    batch_sizes = tf.constant([max(m, tokens_per_batch // b // m * m) for b in bounds], tf.int64)  # (num_buckets,)
+    batch_sizes = tf.constant(bucket_batch_sizes(bounds, tokens_per_batch, m), tf.int64)  # (num_buckets,)
     bounds_64 = tf.constant(bounds, tf.int64)
 
     def bucket_id(inputs, target_out):

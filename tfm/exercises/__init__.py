@@ -14,24 +14,32 @@ Inputs are NumPy arrays (Python ints and lists where the docstring says so); a s
 use NumPy or `keras.ops` and return anything `np.asarray` (or `keras.ops.convert_to_numpy`)
 reads. Reference solutions: `notebooks/solutions/`.
 
-| checker                              | exercise                                    | paper          |
-|--------------------------------------|---------------------------------------------|----------------|
-| `check_additive_score`               | `v^T tanh(W1 q + W2 k)`                     | Bahdanau 2015  |
-| `check_general_score`                | `q^T W k`                                   | Luong 2015     |
-| `check_scaled_dot_product_attention` | eq. 1 with a boolean mask                   | §3.2.1         |
-| `check_positional_encoding`          | interleaved sinusoids                       | §3.5           |
-| `check_causal_mask`                  | the decoder's look-ahead mask               | §3.2.3         |
-| `check_label_smoothed_loss`          | label smoothing, padding ignored            | §5.4           |
-| `check_schedule`                     | eq. 3's learning rate                       | §5.3           |
-| `check_length_penalty`               | GNMT's `((5 + |Y|) / 6)^α`                  | §6.1           |
-| `check_beam_step`                    | one beam-search step                        | §6.1           |
-| `check_clipped_precision`            | BLEU's clipped n-gram precision             | §6.1 (BLEU)    |
-| `check_linearize_tree`               | a tree as a token sequence                  | §6.3           |
+| nb | checker                              | exercise                                   | paper         |
+|----|--------------------------------------|--------------------------------------------|---------------|
+| 01 | `check_target_shift`                 | decoder input START + y, labels y + END    | §3.1          |
+| 02 | `check_padding_mask`                 | padded source positions at zero weight     | Bahdanau 2015 |
+| 03 | `check_additive_score`               | `v^T tanh(W1 q + W2 k)`                    | Bahdanau 2015 |
+| 03 | `check_general_score`                | `q^T W k`                                  | Luong 2015    |
+| 04 | `check_scaled_dot_product_attention` | eq. 1 with a boolean mask                  | §3.2.1        |
+| 04 | `check_split_heads`                  | `(B, T, N*H) -> (B, N, T, H)`              | §3.2.2        |
+| 04 | `check_merge_heads`                  | `(B, N, T, H) -> (B, T, N*H)`              | §3.2.2        |
+| 05 | `check_positional_encoding`          | interleaved sinusoids                      | §3.5          |
+| 06 | `check_causal_mask`                  | the decoder's look-ahead mask              | §3.2.3        |
+| 07 | `check_label_smoothed_loss`          | label smoothing, padding ignored           | §5.4          |
+| 07 | `check_schedule`                     | eq. 3's learning rate                      | §5.3          |
+| 08 | `check_length_penalty`               | GNMT's `((5 + |Y|) / 6)^α`                 | §6.1          |
+| 08 | `check_beam_step`                    | one beam-search step                       | §6.1          |
+| 08 | `check_clipped_precision`            | BLEU's clipped n-gram precision            | §6.1 (BLEU)   |
+| 09 | `check_bucket_batch_sizes`           | token-budget batches over replicas         | §5.1, §5.2    |
+| 10 | `check_receptive_field`              | what a (dilated) convolution stack reaches | §4, Table 1   |
+| 11 | `check_parameter_count`              | a config's parameters                      | Table 3       |
+| 12 | `check_rest_response`                | TF Serving's REST response body            | (serving)     |
+| 13 | `check_linearize_tree`               | a tree as a token sequence                 | §6.3          |
 
-The checkers live by topic (`attention`, `training`, `decoding`, `parsing`; what they share in
-`checking`: `run_checker`, `call_checked`, `compare`, `Mismatch`, `Messages`, `validate_language`, ...);
-every one is importable from here. Each checker keeps its sentences in one `Messages` table beside it,
-English and Korean templates under the same keys.
+The checkers live by topic (`attention`, `batching`, `training`, `decoding`, `architecture`, `serving`,
+`parsing`; what they share in `checking`: `run_checker`, `call_checked`, `compare`, `Mismatch`, `Messages`,
+`validate_language`, ...); every one is importable from here. Each checker keeps its sentences in one
+`Messages` table beside it, English and Korean templates under the same keys.
 
 The sentence's language: every checker takes `lang="en"` or `lang="ko"` (the Korean edition, 한국어판,
 in the glossary's terms: docs/ko/glossary.md). Left out (None), it is the environment variable
@@ -66,13 +74,18 @@ Example:
     ValueError: lang='fr' is not a language of tfm.exercises; choose 'en' or 'ko' (None reads $TFM_LANG)
 """
 
+from tfm.exercises.architecture import check_parameter_count, check_receptive_field
 from tfm.exercises.attention import (
                                      check_additive_score,
                                      check_causal_mask,
                                      check_general_score,
+                                     check_merge_heads,
+                                     check_padding_mask,
                                      check_positional_encoding,
                                      check_scaled_dot_product_attention,
+                                     check_split_heads,
 )
+from tfm.exercises.batching import check_bucket_batch_sizes, check_target_shift
 from tfm.exercises.decoding import (
                                      beam_step_reference,
                                      check_beam_step,
@@ -81,6 +94,7 @@ from tfm.exercises.decoding import (
                                      clipped_precision_reference,
 )
 from tfm.exercises.parsing import check_linearize_tree
+from tfm.exercises.serving import check_rest_response
 from tfm.exercises.training import check_label_smoothed_loss, check_schedule
 
 __all__ = [
@@ -95,4 +109,12 @@ __all__ = [
     "check_beam_step",
     "check_clipped_precision",
     "check_linearize_tree",
+    "check_target_shift",
+    "check_padding_mask",
+    "check_split_heads",
+    "check_merge_heads",
+    "check_bucket_batch_sizes",
+    "check_receptive_field",
+    "check_parameter_count",
+    "check_rest_response",
 ]

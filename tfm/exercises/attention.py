@@ -1,5 +1,5 @@
-"""The checkers of the attention exercises: score functions (notebook 03), scaled dot-product
-attention (04), the positional encoding (05) and the causal mask (06)."""
+"""The checkers of the attention exercises: the padding mask (notebook 02), score functions (03), scaled
+dot-product attention and the heads' split and merge (04), the positional encoding (05) and the causal mask (06)."""
 
 import numpy as np
 from keras import ops
@@ -413,3 +413,276 @@ def check_causal_mask(fn, *, lang=None):
         return say("correct", fn=function_name(fn))
 
     return run_checker("check_causal_mask", fn, body, lang)
+
+
+# ---------------------------------------------------------------------------
+# 14. The padding mask (notebook 02)
+# ---------------------------------------------------------------------------
+_PADDING_MASK = Messages(
+    en={
+        "step": "one decoder step, source_ids {ids} (sentence 0 has 3 real tokens), scores {s}",
+        "all_steps": "every decoder step at once, source_ids {ids}, scores {s}",
+        "single": "batch 1 without padding, source_ids {ids}, scores {s}",
+        "float16": "float16 scores of standard deviation 15, source_ids {ids}, scores {s}",
+        "not_pair": "on {label}, expected a pair (mask, weights), got {type}{length}",
+        "length": " of length {n}",
+        "not_boolean": "on {label}, the mask holds values other than True/False (e.g. {value}); return booleans, "
+                       "True = real token",
+        "mask": "the mask",
+        "weights": "the weights",
+        "correct": "correct: {fn} matches tfm.layers.masks.padding_mask and tfm.layers.masked_softmax on {n} "
+                   "inputs",
+    },
+    ko={
+        "step": "디코더 시점 하나, source_ids {ids} (문장 0의 실제 토큰은 3개), scores {s}",
+        "all_steps": "모든 디코더 시점을 한꺼번에, source_ids {ids}, scores {s}",
+        "single": "패딩 없는 배치 1, source_ids {ids}, scores {s}",
+        "float16": "표준편차 15인 float16 scores, source_ids {ids}, scores {s}",
+        "not_pair": "{label}에서 (mask, weights) 한 쌍을 돌려주어야 하는데 받은 값은 {type}{length}입니다",
+        "length": " (길이 {n})",
+        "not_boolean": "{label}에서 마스크에 True/False가 아닌 값이 들어 있습니다 (예: {value}); 불리언을 "
+                       "돌려주십시오 (True = 실제 토큰)",
+        "mask": "마스크",
+        "weights": "어텐션 가중치",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm.layers.masks.padding_mask와 "
+                   "tfm.layers.masked_softmax 결과와 일치합니다",
+    },
+)
+
+
+def _as_mask(got, label, say):
+    """The reader's mask as booleans (0/1 integers read as booleans); other values are refused."""
+    got = as_array(got, label, say("mask"))
+    if got.dtype != bool:
+        if got.size and not np.all(np.isin(got, (0, 1))):
+            raise Mismatch(say("not_boolean", label=label, value=format_value(got[~np.isin(got, (0, 1))][0])))
+        got = got.astype(bool)
+    return got
+
+
+def check_padding_mask(fn, *, lang=None):
+    """The padding mask and what it does to the alignment weights: padded source positions get exactly zero
+    weight (Bahdanau et al., 2015, §3.1's `alpha_ij`, over the real tokens of a padded batch; §3.2.3 of
+    Vaswani et al., 2017 masks the same way).
+
+    Contract: `fn(source_ids, scores) -> (mask, weights)`
+        source_ids: int `(B, S)`, right-padded with `PAD_ID` (0); every row has at least one real token.
+        scores: float `(B, S)` (one decoder step: `e_ij` for every `j`) or `(B, T, S)` (every step at once).
+        Returns `mask` bool `(B, S)`, True = real token (0/1 integers are read as booleans), and `weights`
+        float, the shape of `scores`: the softmax of the scores over the real tokens of each sentence,
+        exactly 0 at padded positions, each row summing to 1.
+
+    Checked against `tfm.layers.masks.padding_mask(source_ids)` and `tfm.layers.masked_softmax` (with the mask
+    broadcast over the steps by `tfm.layers.masks.merge_masks`) on one decoder step, every step at once, batch 1
+    without padding, and float16 scores large enough that a naive float16 fill overflows.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
+
+    Example:
+        >>> def padding_mask(source_ids, scores):
+        ...     mask = source_ids != 0                                      # (B, S), True = real token
+        ...     keys = mask.reshape(mask.shape[:1] + (1,) * (scores.ndim - 2) + mask.shape[1:])   # (B, 1.., S)
+        ...     scores = np.where(keys, scores.astype("float32"), -np.inf)  # padding never wins the softmax
+        ...     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        ...     return mask, weights / weights.sum(axis=-1, keepdims=True)
+        >>> check_padding_mask(padding_mask)
+        correct: padding_mask matches tfm.layers.masks.padding_mask and tfm.layers.masked_softmax on 4 inputs.
+        True
+    """
+    from tfm.layers.masks import merge_masks, padding_mask
+    from tfm.layers.scaled_dot_product_attention import masked_softmax
+
+    lang = validate_language(lang)
+    say = _PADDING_MASK.sentences(lang)
+    rng = seeded_rng()
+    padded = np.array([[5, 6, 7, 0, 0], [8, 9, 10, 11, 12]], "int32")  # (B, S), sentence 0 has 3 real tokens
+
+    def case(key, ids, score_shape, dtype="float32", scale=1.0):
+        scores = (scale * rng.normal(size=score_shape)).astype(dtype)
+        mask = ops.convert_to_numpy(padding_mask(ids))  # (B, S)
+        keys = mask if scores.ndim == 2 else merge_masks(key_mask=mask)  # (B, S) or (B, 1, S)
+        weights = ops.convert_to_numpy(masked_softmax(scores.astype("float32"), keys))
+        return say(key, ids=shape_text(*ids.shape), s=shape_text(*score_shape)), (ids, scores), (mask, weights)
+
+    def body():
+        cases = [
+            (case("step", padded, (2, 5)), 1e-5),
+            (case("all_steps", padded, (2, 3, 5)), 1e-5),
+            (case("single", np.array([[4, 9, 7, 5]], "int32"), (1, 4)), 1e-5),
+            (case("float16", padded, (2, 3, 5), "float16", scale=15.0), 2e-2),
+        ]
+        for (label, (ids, scores), (mask, weights)), tol in cases:
+            result = call_checked(fn, label, ids.copy(), scores.copy())
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                length = say("length", n=len(result)) if isinstance(result, (tuple, list)) else ""
+                raise Mismatch(say("not_pair", label=label, type=type(result).__name__, length=length))
+            got_mask = _as_mask(result[0], label, say)
+            compare(got_mask, mask, label, say("mask"), exact=True)
+            compare(result[1], weights, label, say("weights"), rtol=tol, atol=tol)
+        return say("correct", fn=function_name(fn), n=len(cases))
+
+    return run_checker("check_padding_mask", fn, body, lang)
+
+
+# ---------------------------------------------------------------------------
+# 15-16. Heads split and merged (notebook 04)
+# ---------------------------------------------------------------------------
+def _heads_cases(rng):
+    """`(key, x, num_heads)`: x `(B, T, N*H)`; the first holds its own flat positions, so a value names its place."""
+    return [
+        ("arange", np.arange(48, dtype="float32").reshape(2, 3, 8), 2),
+        ("random", rng.normal(size=(2, 5, 12)).astype("float32"), 3),
+        ("single", rng.normal(size=(1, 1, 6)).astype("float32"), 2),
+        ("one_head", rng.normal(size=(2, 4, 5)).astype("float32"), 1),
+    ]
+
+
+def _split_heads_reference(x, num_heads):
+    """`tfm.MultiHeadAttention._split_heads`: `(B, T, N*H) -> (B, N, T, H)`, as the layer splits its projections."""
+    from tfm.layers.multi_head_attention import MultiHeadAttention
+
+    head_dim = x.shape[-1] // num_heads
+    layer = MultiHeadAttention(num_heads=num_heads, key_dim=head_dim, dtype="float32")
+    return ops.convert_to_numpy(layer._split_heads(x, head_dim))
+
+
+_SPLIT_HEADS = Messages(
+    en={
+        "arange": "x = np.arange(48).reshape{x}, num_heads={n}",
+        "random": "random x {x}, num_heads={n}",
+        "single": "batch 1 with one position, x {x}, num_heads={n}",
+        "one_head": "one head, x {x}, num_heads={n}",
+        "heads": "the output",
+        "correct": "correct: {fn} splits as tfm.MultiHeadAttention does, (B, T, N*H) -> (B, N, T, H), on {n} inputs",
+    },
+    ko={
+        "arange": "x = np.arange(48).reshape{x}, num_heads={n}",
+        "random": "무작위 x {x}, num_heads={n}",
+        "single": "배치 1, 위치 하나, x {x}, num_heads={n}",
+        "one_head": "헤드 하나, x {x}, num_heads={n}",
+        "heads": "출력",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm.MultiHeadAttention과 같이 나눕니다, "
+                   "(B, T, N*H) -> (B, N, T, H)",
+    },
+)
+
+
+def check_split_heads(fn, *, lang=None):
+    """Multi-head attention's split (§3.2.2): the `h` projections to `d_k` are one `(D, h * d_k)` matrix, and its
+    output is cut into `h` heads, one attention each.
+
+    Contract: `fn(x, num_heads) -> heads`
+        x: float `(B, T, N * H)`, one projection of every position (`Q W^Q` for all heads at once).
+        num_heads: int `N`, dividing the last axis.
+        Returns float `(B, N, T, H)`: `heads[b, i, t]` is features `i * H ... (i + 1) * H - 1` of `x[b, t]`,
+        so that each head attends over all `T` positions with its own `H` features.
+
+    Checked against `tfm.MultiHeadAttention._split_heads` (the layer's own split) on `np.arange(48)` shaped
+    `(2, 3, 8)` with 2 heads (every value names its place), random inputs with 3 heads, batch 1 with one
+    position, and one head.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
+
+    Example:
+        >>> def split_heads(x, num_heads):                  # reshape alone: positions and features get mixed
+        ...     b, t, d = x.shape
+        ...     return x.reshape(b, num_heads, t, d // num_heads)
+        >>> check_split_heads(split_heads)
+        On x = np.arange(48).reshape(2, 3, 8), num_heads=2, the output at index [0, 0, 1, 0] should be 8, got 4.
+        False
+    """
+    lang = validate_language(lang)
+    say = _SPLIT_HEADS.sentences(lang)
+    cases = _heads_cases(seeded_rng())
+
+    def body():
+        for key, x, num_heads in cases:
+            label = say(key, x=shape_text(*x.shape), n=num_heads)
+            expected = _split_heads_reference(x, num_heads)
+            compare(call_checked(fn, label, x.copy(), num_heads), expected, label, say("heads"))
+        return say("correct", fn=function_name(fn), n=len(cases))
+
+    return run_checker("check_split_heads", fn, body, lang)
+
+
+_MERGE_HEADS = Messages(
+    en={
+        "arange": "heads {h} split by tfm.MultiHeadAttention from x = np.arange(48).reshape{x}",
+        "random": "random heads {h} split by tfm.MultiHeadAttention from x {x}",
+        "single": "batch 1 with one position, heads {h} split from x {x}",
+        "one_head": "one head, heads {h} split from x {x}",
+        "merged": "the merged output",
+        "correct": "correct: {fn} undoes tfm.MultiHeadAttention's split, (B, N, T, H) -> (B, T, N*H), on {n} inputs",
+    },
+    ko={
+        "arange": "tfm.MultiHeadAttention이 x = np.arange(48).reshape{x}에서 나눈 헤드 {h}",
+        "random": "tfm.MultiHeadAttention이 무작위 x {x}에서 나눈 헤드 {h}",
+        "single": "배치 1, 위치 하나, x {x}에서 나눈 헤드 {h}",
+        "one_head": "헤드 하나, x {x}에서 나눈 헤드 {h}",
+        "merged": "합친 출력",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm.MultiHeadAttention의 나누기를 되돌립니다, "
+                   "(B, N, T, H) -> (B, T, N*H)",
+    },
+)
+
+
+def check_merge_heads(fn, *, lang=None):
+    """Multi-head attention's `Concat(head_1, ..., head_h)` (§3.2.2): the heads' outputs put back side by side
+    for every position, before `W^O`.
+
+    Contract: `fn(heads) -> merged`
+        heads: float `(B, N, T, H)`, what each head computed for each position.
+        Returns float `(B, T, N * H)`: `merged[b, t]` is `heads[b, 0, t]`, then `heads[b, 1, t]`, ... (the
+        inverse of `check_split_heads`'s split).
+
+    Checked against `tfm.MultiHeadAttention`: the heads are the layer's own split (`_split_heads`) of an input
+    `x`, and merging them must give `x` back, as the end of the layer's `call` does (transpose, then reshape),
+    on `np.arange(48)` shaped `(2, 3, 8)` with 2 heads, random inputs with 3 heads, batch 1 with one position,
+    and one head.
+
+    Args:
+        fn: the reader's function, as the contract above says.
+        lang: "en", "ko" or None (`$TFM_LANG`, else English): the language of the sentence.
+
+    Returns:
+        bool: whether every input matched; one sentence is printed either way.
+
+    Raises:
+        ValueError: `lang` is not "en", "ko" or None.
+
+    Example:
+        >>> def merge_heads(heads):
+        ...     b, n, t, h = heads.shape
+        ...     return heads.transpose(0, 2, 1, 3).reshape(b, t, n * h)   # (B, N, T, H) -> (B, T, N, H) -> (B, T, N*H)
+        >>> check_merge_heads(merge_heads)
+        correct: merge_heads undoes tfm.MultiHeadAttention's split, (B, N, T, H) -> (B, T, N*H), on 4 inputs.
+        True
+    """
+    lang = validate_language(lang)
+    say = _MERGE_HEADS.sentences(lang)
+    cases = _heads_cases(seeded_rng())
+
+    def body():
+        for key, x, num_heads in cases:
+            heads = _split_heads_reference(x, num_heads)
+            label = say(key, h=shape_text(*heads.shape), x=shape_text(*x.shape))
+            compare(call_checked(fn, label, heads.copy()), x, label, say("merged"))
+        return say("correct", fn=function_name(fn), n=len(cases))
+
+    return run_checker("check_merge_heads", fn, body, lang)
