@@ -16,7 +16,10 @@ into a temporary folder. Then:
   figure is shown at >= 80% of its width or (wider than its column) at the column's width with click-to-enlarge,
   outputs wrap between words, the search works from site/index.html opened from the disk (file://), the page
   contents keep their inline code, the search titles are plain text, every indexed page is linked from another,
-  and the header has the dark-theme toggle.
+  and the header has the dark-theme toggle;
+- the API reference: a docstring the docstring tool (griffe) cannot read fails the strict build; every class on
+  the layers page lists all its arguments; each object is documented once, in its own module; the API's search
+  titles are names, and searching "beam search" shows beam_search first.
 
     .venv/bin/python -m pytest -q tests/test_site.py
 """
@@ -475,3 +478,138 @@ def test_searching_from_the_disk_finds_label_smoothing(site, browser):
     result.click()
     page.wait_for_url(re.compile(r"file://.*/course/07_training_recipe\.html.*"), timeout=20_000)
     assert "label smoothing" in page.inner_text("article").lower()
+
+
+# --- The API reference (issue 40) -------------------------------------------------------------------------
+
+API_HEADING = re.compile(r'<h[1-6] id="(tfm[\w.]*)" class="doc doc-heading')
+
+
+def _api_sections(page):
+    """`(object path, its HTML up to the next object's heading)` of an API page, in page order."""
+    text = page.read_text(encoding="utf-8")
+    heads = [(m.start(), m.group(1)) for m in API_HEADING.finditer(text)]
+    return [(path, text[start:heads[n + 1][0] if n + 1 < len(heads) else len(text)])
+            for n, (start, path) in enumerate(heads)]
+
+
+@pytest.fixture(scope="module")
+def package():
+    """tfm as griffe (the docstring tool) reads it, without importing it."""
+    griffe = pytest.importorskip("griffe", reason="the docs extra installs griffe")
+    return griffe.load("tfm", search_paths=[str(ROOT)], resolve_aliases=False)
+
+
+def _target(package, path):
+    obj = package[path.removeprefix("tfm.")] if path != "tfm" else package
+    return obj.final_target if obj.is_alias else obj
+
+
+def _has_docstring(alias):
+    """Whether what `alias` names has a docstring (is documented at all); griffe sees no object for the names of
+    a tuple assignment (`PAD_ID, UNK_ID = 0, 1`), which have none either."""
+    import griffe
+
+    try:
+        return bool(alias.final_target.docstring)
+    except griffe.AliasResolutionError:
+        return False
+
+
+def test_a_docstring_the_docstring_tool_cannot_read_fails_the_strict_build(tmp_path):
+    """griffe's warning on an `Args:` entry it cannot read (it drops the entry: Encoder's num_heads, d_ff, ...
+    were lost so) fails the strict build, hooks and all; the same docstring written readably builds."""
+    yaml = pytest.importorskip("yaml")
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    mkdocstrings = next(p["mkdocstrings"] for p in config["plugins"] if isinstance(p, dict) and "mkdocstrings" in p)
+    python = mkdocstrings["handlers"]["python"]
+    python["paths"] = [str(tmp_path)]
+    python["options"]["extensions"] = [str(ROOT / e) for e in python["options"]["extensions"]]
+    quiet = {"not_found": "info", "absolute_links": "info"}  # the README's links into docs/ lead nowhere here
+    (tmp_path / "mkdocs.yml").write_text(yaml.safe_dump({
+        "site_name": "demo", "docs_dir": "docs", "strict": True, "hooks": [str(ROOT / "tools" / "docs_site.py")],
+        "validation": {"nav": {**quiet, "omitted_files": "info"},
+                       "links": {**quiet, "anchors": "info", "unrecognized_links": "info"}},
+        "plugins": [{"mkdocstrings": mkdocstrings}]}))
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "api.md").write_text("# API\n\n::: demo\n")
+    for names, fails in (("num_heads,\n        d_ff", True), ("num_heads, d_ff", False)):
+        (tmp_path / "demo.py").write_text(f'"""A module."""\n\n\ndef stack(num_layers, num_heads, d_ff):\n'
+                                          f'    """A stack.\n\n    Args:\n        num_layers: int.\n'
+                                          f'        {names}: as in `layer`.\n    """\n')
+        result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--site-dir", str(tmp_path / "site")],
+                                cwd=tmp_path, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True,
+                                text=True, timeout=MAX_BUILD_SECONDS)
+        warned = "WARNING -  griffe: demo.py" in result.stderr and "Failed to get 'name: description' pair" in result.stderr
+        assert (result.returncode != 0, warned) == (fails, fails), result.stderr[-2000:]
+
+
+def test_the_layers_page_lists_every_parameter_of_its_classes(site, package):
+    """Every argument of every class on the layers page is in its Parameters list (Encoder's and Decoder's
+    num_heads, d_ff, key_dim, value_dim, dropout, attention_dropout were not)."""
+    lost, lists = {}, set()
+    for path, section in _api_sections(site / "api" / "layers.html"):
+        cls = _target(package, path)
+        if not cls.is_class:
+            continue
+        wanted = {p.name for p in cls.parameters if p.name != "self" and p.kind.value not in (
+            "variadic positional", "variadic keyword")}
+        found = re.search(r'doc-section-title">Parameters:</span></p>\s*<ul>(.*?)</ul>', section, re.S)
+        listed = set()
+        for code in re.findall(r"<b><code>(.*?)</code></b>", found.group(1) if found else ""):
+            listed.update(name.strip() for name in html.unescape(code).split(","))
+        if found:
+            lists.add(cls.name)
+        if wanted - listed:
+            lost[path] = sorted(wanted - listed)
+    assert {"Encoder", "Decoder", "EncoderLayer", "DecoderLayer"} <= lists, sorted(lists)
+    assert not lost, lost
+
+
+def test_each_object_is_documented_once_where_it_is_defined(site, package):
+    """No object twice in the API reference (a module re-exporting names in `__all__` documented them again:
+    decoding's beam_search, greedy_search, length_penalty, validate_beam_size, SearchResult; config's and
+    exercises' whole packages), and none lost: every re-exported object is documented in its own module."""
+    documented, modules = {}, []
+    for page in sorted((site / "api").glob("*.html")):
+        for path, _ in _api_sections(page):
+            obj = _target(package, path)
+            documented.setdefault(obj.path, []).append(f"{page.name}#{path}")
+            modules += [obj] if obj.is_module else []
+    assert len(documented) > 400, len(documented)
+    twice = {path: where for path, where in documented.items() if len(where) > 1}
+    assert not twice, twice
+    lost = [f"{module.path}.{name} -> {alias.target_path}" for module in modules
+            for name, alias in module.members.items()
+            if alias.is_alias and alias.is_exported and alias.target_path.startswith("tfm.")
+            and _has_docstring(alias) and alias.final_target.path not in documented]
+    assert not lost, lost
+    decoding = [path for path, _ in _api_sections(site / "api" / "decoding.html")]
+    for name in ("beam_search", "greedy_search", "length_penalty", "validate_beam_size", "SearchResult", "search"):
+        assert sum(path.endswith(f".{name}") for path in decoding) == 1, (name, decoding)
+    docs = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    assert [d["location"] for d in docs if d["location"].endswith(".beam_search")] == [
+        "api/decoding.html#tfm.decoding.beam.beam_search"]
+
+
+def test_api_search_titles_are_names(site):
+    """An API entry's search title is its name, not its signature (whose `beam_size=...` outranked the name)."""
+    assert docs_site.api_search_title("<code>beam_search(model, beam_size=4, pair=(1, 2))</code>") == \
+        "<code>beam_search()</code>"
+    assert docs_site.api_search_title("<code>Encoder</code>") == "<code>Encoder</code>"
+    docs = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
+    titles = {d["location"]: d["title"] for d in docs}
+    assert titles["api/decoding.html#tfm.decoding.beam.beam_search"] == "<code>beam_search()</code>"
+
+
+def test_searching_beam_search_finds_beam_search_first(browser):
+    """The first entry the search shows for "beam search" is the function beam_search (it was a copy)."""
+    page, base = browser
+    page.goto(base + "index.html", wait_until="networkidle")
+    page.wait_for_function("""() => { const meta = document.querySelector('.md-search-result__meta');
+        return meta && meta.textContent && !/initializing/i.test(meta.textContent) }""", timeout=120_000)
+    page.focus("input.md-search__input")
+    page.locator("input.md-search__input").press_sequentially("beam search")
+    page.locator("a.md-search-result__link[href*='#']").first.wait_for(timeout=30_000)
+    first = page.locator("a.md-search-result__link[href*='#']").first.get_attribute("href")
+    assert first.endswith("api/decoding.html?h=beam+search#tfm.decoding.beam.beam_search"), first

@@ -15,9 +15,14 @@ outside it or needs the course's records:
   site/assets/mathjax/, so no page loads anything from the network;
 - a notebook page's <body> gets the class `tfm-notebook` (its wider column, docs/assets/tfm.css), its contents
   entries keep the headings' inline code, and its permalinks are Material's (left out of search titles);
-- the search index's titles are plain text (no "¶", TeX written out), before the offline plugin copies the
-  index into search/search_index.js for pages opened from the disk;
+- the search index's titles are plain text (no "¶", TeX written out; an API entry by its name, without its
+  signature), before the offline plugin copies the index into search/search_index.js for pages opened
+  from the disk;
 - a benchmark's notes page (docs/results/NAME.notes.md) gets a title; the Results summary links each.
+
+The docstring tools' warnings (griffe's on a docstring it cannot parse, which drops what it could not
+read, and autorefs' on a reference it cannot resolve) stay warnings, so the strict build fails on them
+as on a broken link; tools/griffe_extensions.py documents each object once, where it is defined.
 
 The course index's table (docs/course/index.md, between the `course-table` markers) is written
 from the copies' records and notebooks/README.md's one-line summaries by `--course-index`;
@@ -29,7 +34,6 @@ This module does not import `tfm`, and imports MkDocs only inside the hooks.
 import argparse
 import html
 import json
-import logging
 import pathlib
 import re
 import sys
@@ -139,25 +143,6 @@ def readme_for_site(text):
 
 
 # --- MkDocs hooks ---------------------------------------------------------------------------------------
-
-class _DocstringNits(logging.Filter):
-    """Makes griffe's and autorefs' remarks on the package's docstrings INFO, not WARNING.
-
-    The build is strict (any warning fails it) so that a broken link or a missing page in the site's
-    own pages cannot pass; the docstrings' style (types in prose, `a, b: as in X` groups, a doctest's
-    `x[0]` read as a reference) is the package's business and still shows under `mkdocs build -v`.
-    """
-
-    def filter(self, record):
-        message = record.getMessage()
-        if record.levelno == logging.WARNING and ("tfm/" in message or record.name.endswith("griffe")):
-            record.levelno, record.levelname = logging.INFO, "INFO"
-        return True
-
-
-for _name in ("mkdocs.plugins.griffe", "mkdocs.plugins.mkdocs_autorefs._internal.plugin",
-              "mkdocs.plugins.mkdocs_autorefs._internal.references"):
-    logging.getLogger(_name).addFilter(_DocstringNits())
 
 def _mathjax_root():
     import jupyter_server_mathjax
@@ -378,10 +363,24 @@ def search_title(title):
     return title.replace("¶", "").strip()
 
 
+_SIGNATURE = re.compile(r"^<code>([\w.]+)\(.*?\)</code>")
+
+
+def api_search_title(title):
+    """An API entry's search title with its name only: `beam_search(model, source_ids, ...)` -> `beam_search()`.
+
+    A title is weighed far above the text, so a signature's parameter names (`beam_size=4`) would rank
+    a function above the one the words name: searching "beam search" found `search_ids(..., beam_size=None)`
+    before `beam_search`. The page still shows the signature.
+    """
+    return _SIGNATURE.sub(r"<code>\1()</code>", title)
+
+
 def on_post_build(config):
     """The Korean edition's sitemap: the header's language switch reads `<edition>/sitemap.xml` to find the same
     page in the other language; the edition shares the site's own. And the search index's titles as plain text
-    (`search_title`), before the offline plugin copies the index into search/search_index.js."""
+    (`search_title`; the API's by name, `api_search_title`), before the offline plugin copies the index into
+    search/search_index.js."""
     site = pathlib.Path(config["site_dir"])
     (site / "ko").mkdir(exist_ok=True)
     (site / "ko" / "sitemap.xml").write_bytes((site / "sitemap.xml").read_bytes())
@@ -390,6 +389,8 @@ def on_post_build(config):
         data = json.loads(index.read_text(encoding="utf-8"))
         for doc in data["docs"]:
             doc["title"] = search_title(doc["title"])
+            if doc["location"].startswith("api/"):
+                doc["title"] = api_search_title(doc["title"])
         index.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False), encoding="utf-8")
 
 

@@ -55,8 +55,9 @@ class TransformerConfig(ConfigIO):
             regularisation (§5.4; the ones the paper does not use default to 0).
         vocab_size, share_embeddings, norm_first, positional, max_length: the embeddings, the residual
             blocks' LayerNorm placement and the positions (§3.4, §3.5, Table 3 row E).
-        warmup_steps, learning_rate_scale, adam_beta_1, adam_beta_2, adam_epsilon, layer_norm_epsilon,
-            tokens_per_batch: the optimiser and batches (§5.1, §5.3).
+        warmup_steps, learning_rate_scale, adam_beta_1, adam_beta_2, adam_epsilon: the optimiser (§5.3).
+        layer_norm_epsilon: the LayerNorms' epsilon.
+        tokens_per_batch: the batches' size in tokens (§5.1).
         beam_size, length_penalty, max_extra_length, checkpoints_to_average: decoding (§6.1).
         preprocess: None or "moses_lc": the text preparation before the vocabulary is learned.
 

@@ -71,9 +71,10 @@ def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use
     """`greedy_search` when `beam_size == 1`, else `beam_search`: a `SearchResult` either way (§6.1).
 
     Args:
-        model, source_ids, beam_size, alpha, max_extra_length, use_cache, return_all, static_shapes,
-        constraint: `beam_search`'s. With `beam_size == 1` the one hypothesis is decided as soon as it
-            ends, so `return_all` asks for nothing more (`all_sequences` has `k = 1`).
+        model, source_ids, beam_size, alpha, max_extra_length: as in `beam_search`.
+        use_cache, static_shapes, constraint: as in `beam_search`.
+        return_all: as in `beam_search`. With `beam_size == 1` the one hypothesis is decided as soon as
+            it ends, so `return_all` asks for nothing more (`all_sequences` has `k = 1`).
 
     Example:
         >>> import tensorflow as tf

@@ -14,9 +14,19 @@ class Encoder(TransformerStack):
     so that they can be shared with the decoder and the output projection.
 
     Args:
-        num_layers: int. `N`.
-        num_heads, d_ff, key_dim, value_dim, dropout, attention_dropout,
-        norm_first, layer_norm_epsilon, activation_dropout: as in `EncoderLayer`.
+        num_layers: int. `N`, blocks in the stack.
+        num_heads: int. Attention heads (`h`).
+        d_ff: int. Inner feed-forward width.
+        key_dim: int. `d_k` per head. Defaults to `D / num_heads`.
+        value_dim: int. `d_v` per head. Defaults to `key_dim`.
+        dropout: float. `P_drop` on sub-layer outputs. Defaults to `0.1`.
+        attention_dropout: float. Dropout on attention weights. Defaults to `0.0`.
+        norm_first: bool. Pre-LN blocks and a final LayerNorm instead of the paper's post-LN. Defaults to
+            `False`.
+        layer_norm_epsilon: float. Defaults to `1e-6`.
+        activation_dropout: float. Dropout on the feed-forward network's inner activations (not in the
+            paper). Defaults to `0.0`.
+        **kwargs: `keras.layers.Layer` arguments (`name`, `dtype`). Every block is an `EncoderLayer`.
 
     Call args:
         x: float `(B, S, D)`.

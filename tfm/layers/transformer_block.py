@@ -33,8 +33,9 @@ class TransformerBlock(keras.layers.Layer):
     """Base of `EncoderLayer` and `DecoderLayer`: see those for Args and Call args.
 
     Args:
-        num_heads, d_ff, key_dim, value_dim, dropout, attention_dropout, norm_first, layer_norm_epsilon,
-            activation_dropout: as in `EncoderLayer`.
+        num_heads, d_ff, key_dim, value_dim: as in `EncoderLayer`.
+        dropout, attention_dropout, activation_dropout: as in `EncoderLayer`.
+        norm_first, layer_norm_epsilon: as in `EncoderLayer`.
         **kwargs: `keras.layers.Layer` arguments (`name`, `dtype`).
 
     Example:
@@ -89,8 +90,9 @@ class TransformerStack(keras.layers.Layer):
 
     Args:
         num_layers: int. `N`, blocks in the stack.
-        num_heads, d_ff, key_dim, value_dim, dropout, attention_dropout, norm_first, layer_norm_epsilon,
-            activation_dropout: passed to every block (see `EncoderLayer`).
+        num_heads, d_ff, key_dim, value_dim: passed to every block (see `EncoderLayer`).
+        dropout, attention_dropout, activation_dropout: passed to every block.
+        norm_first, layer_norm_epsilon: passed to every block; `norm_first` also adds the final LayerNorm.
         **kwargs: `keras.layers.Layer` arguments (`name`, `dtype`).
 
     Example:

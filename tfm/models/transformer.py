@@ -180,7 +180,8 @@ class Transformer(PresetMixin, keras.Model):
 
         Args:
             target_ids: int `(B, T)`, the shifted target (START + y[:-1]), 0 = padding.
-            memory: float `(B, S, D)`, `memory_mask`: bool `(B, S)`, both from `encoder_output`.
+            memory: float `(B, S, D)`, from `encoder_output`.
+            memory_mask: bool `(B, S)`, True = real source token, from `encoder_output`.
             training: bool.
 
         Returns:

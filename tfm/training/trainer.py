@@ -111,8 +111,9 @@ def resolve_settings(config, dataset="numbers", *, tokens_per_batch=None, max_le
 
     Args:
         config: `TransformerConfig`, `Seq2SeqConfig` or a Transformer preset name.
-        dataset, tokens_per_batch, max_length, source_lang, target_lang, data_dir, source_file, target_file,
-            keep_checkpoints, seed, strategy, mixed_precision, xla, steps_per_epoch, train_sentences: as in `train`.
+        dataset, tokens_per_batch, max_length, train_sentences: as in `train`.
+        source_lang, target_lang, data_dir, source_file, target_file: as in `train`.
+        keep_checkpoints, seed, strategy, mixed_precision, xla, steps_per_epoch: as in `train`.
 
     Returns:
         `(config, DataConfig, TrainingConfig)`.

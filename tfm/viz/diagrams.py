@@ -211,13 +211,12 @@ def draw_attention(config=None, num_heads=None, key_dim=None, scale=0.62):
         `matplotlib.figure.Figure` with two axes.
 
     Example:
-
-    >>> from tfm.config.configs import TransformerConfig
-    >>> fig = draw_attention(TransformerConfig.big())
-    >>> [ax.get_title() for ax in fig.axes]
-    ['Scaled Dot-Product Attention', 'Multi-Head Attention (h = 16)']
-    >>> any("d_k = 64" in t.get_text() for ax in fig.axes for t in ax.texts)
-    True
+        >>> from tfm.config.configs import TransformerConfig
+        >>> fig = draw_attention(TransformerConfig.big())
+        >>> [ax.get_title() for ax in fig.axes]
+        ['Scaled Dot-Product Attention', 'Multi-Head Attention (h = 16)']
+        >>> any("d_k = 64" in t.get_text() for ax in fig.axes for t in ax.texts)
+        True
     """
     h = num_heads or (config.num_heads if config is not None else 8)
     if config is not None:
