@@ -24,7 +24,7 @@ MODULES = sorted(m.name for m in pkgutil.walk_packages(tfm.__path__, "tfm.") if 
 STRICT = sorted(m for m in MODULES if m.startswith(("tfm.layers.", "tfm.models.")) or m in (
     "tfm.training.schedules", "tfm.training.losses", "tfm.training.metrics"))
 # Helpers those modules share with one another, not API: no example needed.
-HELPERS = {"states_per_layer", "ensure_built", "residual_block", "positional_encoding_numpy", "TransformerBlock",
+HELPERS = {"states_per_layer", "ensure_built", "positional_encoding_numpy", "TransformerBlock",
            "TransformerStack", "PresetMixin"}
 MIN_EXAMPLES = 60
 

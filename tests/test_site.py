@@ -17,6 +17,10 @@ into a temporary folder. Then:
   outputs wrap between words, the search works from site/index.html opened from the disk (file://), the page
   contents keep their inline code, the search titles are plain text, every indexed page is linked from another,
   and the header has the dark-theme toggle;
+- the setup cell folded (issue 40): every course page's first code cell, and no other, is in a closed <details> whose
+  summary names it ("Setup: imports and settings (click to show)"; Korean pages in Korean), the cell's input and
+  output inside as the notebook has them; in Chromium at 1280 px its code shows only once the summary is clicked,
+  and the summary is legible in the light and the dark scheme;
 - the API reference: a docstring the docstring tool (griffe) cannot read fails the strict build; every class on
   the layers page lists all its arguments; each object is documented once, in its own module; the API's search
   titles are names, and searching "beam search" shows beam_search first.
@@ -26,6 +30,7 @@ into a temporary folder. Then:
 
 import contextlib
 import functools
+import html
 import html.parser
 import http.server
 import importlib.util
@@ -407,6 +412,105 @@ def test_every_page_has_the_dark_theme_toggle(site):
     assert text.count('class="md-header__button md-icon" title="Switch to the') == 2
 
 
+
+# --- The setup cell, folded (issue 40) --------------------------------------------------------------------
+
+CODE_CELL_ID = re.compile(r'<div class="jp-Cell jp-CodeCell[^"]*" id="cell-id=([^"]+)"')
+SETUP_DETAILS = re.compile(r"<details\b([^>]*)>\s*<summary>(.*?)</summary>(.*?)</details>", re.DOTALL)
+
+
+def _source(cell):
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def test_folding_the_setup_cell_moves_the_first_code_cell_and_nothing_else():
+    """`_fold_setup_cell` wraps the first code cell, nested divs and all, and leaves every character in place."""
+    cell = ('<div class="jp-Cell jp-CodeCell jp-Notebook-cell">\n<div class="jp-Cell jp-CodeCell jp-Notebook-cell" '
+            'id="cell-id=a"><div class="jp-InputArea"><pre>x = "&lt;div&gt;"</pre></div>\n'
+            '<div class="jp-Cell-outputWrapper"><div><pre>out</pre></div></div></div>\n</div>')
+    second = '<div class="jp-Cell jp-CodeCell jp-Notebook-cell" id="cell-id=b"><pre>y</pre></div>'
+    before = '<div class="jp-Cell jp-MarkdownCell"><p>Intro</p></div>'
+    folded = docs_site._fold_setup_cell(before + cell + second, "en")
+    assert folded == (before + '<details class="tfm-setup"><summary>Setup: imports and settings (click to show)'
+                      "</summary>" + cell + "</details>" + second)
+    assert "설정: import와 설정 (눌러서 보기)" in docs_site._fold_setup_cell(cell, "ko")
+    assert docs_site._fold_setup_cell(before, "en") == before  # no code cell: nothing to fold
+
+
+@pytest.mark.parametrize("path", COPIES + KOREAN_COPIES,
+                         ids=[p.name for p in COPIES] + [f"ko/{p.name}" for p in KOREAN_COPIES])
+def test_the_setup_cell_alone_is_folded_under_its_summary(site, path):
+    """The page's first code cell (the notebook's setup cell) is in a closed <details> whose summary names it, its
+    input and output unchanged; every other code cell is outside any <details>."""
+    language = "ko" if path.parent.name == "ko" else "en"
+    text = (site / path.relative_to(ROOT / "docs").with_suffix(".html")).read_text(encoding="utf-8")
+    code_cells = [cell for cell in docs_site.read_notebook(path)["cells"] if cell["cell_type"] == "code"]
+    folded = list(SETUP_DETAILS.finditer(text))
+    assert len(folded) == 1 and text.count("<details") == 1, f"{len(folded)} setup <details>, " \
+        f"{text.count('<details')} <details> in all"
+    attributes, summary, body = folded[0].groups()
+    assert attributes.strip() == f'class="{docs_site.SETUP_CLASS}"', f"not closed, or not the setup's: {attributes}"
+    assert summary == {"en": "Setup: imports and settings (click to show)",
+                       "ko": "설정: import와 설정 (눌러서 보기)"}[language]
+    assert CODE_CELL_ID.findall(body) == [code_cells[0]["id"]], "the <details> holds another cell than the first"
+    assert not CODE_CELL_ID.findall(text[:folded[0].start()]), "a code cell comes before the folded one"
+    assert CODE_CELL_ID.findall(text[folded[0].end():]) == [cell["id"] for cell in code_cells[1:]]
+    copied = re.search(r'<div class="clipboard-copy-txt"[^>]*>(.*?)</div>', body, re.DOTALL)
+    assert copied and html.unescape(copied.group(1)) == _source(code_cells[0]), "the setup cell's input changed"
+    outputs = "".join(_source({"source": output.get("text", "")}) for output in code_cells[0].get("outputs", []))
+    assert html.escape(outputs, quote=False) in body, "the setup cell's output is not inside the <details>"
+
+
+def test_the_setup_cell_shows_its_code_only_when_its_summary_is_clicked(browser):
+    """At 1280 px, on every course page, the setup cell's code is hidden until its summary is clicked, and shown
+    after; its summary is legible (contrast >= 4.5) in the light and in the dark scheme."""
+    page, base = browser
+    page.set_viewport_size({"width": 1280, "height": 900})
+    problems = []
+    for name in NOTEBOOK_PAGES:
+        page.goto(base + name, wait_until="load")
+        details = page.locator("details.tfm-setup")
+        code = details.locator(".jp-InputArea pre").first
+        summary = details.locator("summary")
+        if details.count() != 1 or not summary.is_visible() or code.is_visible():
+            problems.append(f"{name}: {details.count()} setup <details>, code visible before the click")
+            continue
+        summary.click()
+        box = code.bounding_box()
+        if not (code.is_visible() and box and box["height"] > 100 and box["width"] > 500):
+            problems.append(f"{name}: after the click the code is not shown ({box})")
+        if page.evaluate("() => document.querySelectorAll('.jp-CodeCell .jp-InputArea pre').length") < 2:
+            problems.append(f"{name}: fewer than two code cells")
+    assert not problems, problems[:10]
+    contrast = """summary => {
+        const rgba = s => { const v = s.match(/[\\d.]+/g).map(Number); return v.length === 4 ? v : [...v, 1] };
+        const layers = [];
+        for (let e = summary; e; e = e.parentElement) {
+            const c = rgba(getComputedStyle(e).backgroundColor); layers.push(c); if (c[3] === 1) break }
+        let bg = [255, 255, 255];
+        for (const [r, g, b, a] of layers.reverse()) bg = [r * a + bg[0] * (1 - a), g * a + bg[1] * (1 - a),
+                                                          b * a + bg[2] * (1 - a)];
+        const [r, g, b, a] = rgba(getComputedStyle(summary).color);
+        const fg = [r * a + bg[0] * (1 - a), g * a + bg[1] * (1 - a), b * a + bg[2] * (1 - a)];
+        const lum = c => c.map(v => v / 255).map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+            .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
+        const [hi, lo] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+        return (hi + 0.05) / (lo + 0.05) }"""
+    page.goto(base + "course/01_seq2seq.html", wait_until="load")
+    ratios = {"default": page.locator("details.tfm-setup > summary").evaluate(contrast)}
+    page.locator("label[title='Switch to the dark theme']").first.click()
+    try:
+        page.wait_for_function("() => document.body.getAttribute('data-md-color-scheme') === 'slate'")
+        ratios["slate"] = page.locator("details.tfm-setup > summary").evaluate(contrast)
+        summary = page.locator("details.tfm-setup > summary")
+        assert not page.locator("details.tfm-setup .jp-InputArea pre").first.is_visible()
+        summary.click()
+        assert page.locator("details.tfm-setup .jp-InputArea pre").first.is_visible()
+    finally:  # the scheme is remembered: the other tests see the light one
+        page.locator("label[title='Switch to the light theme']").first.click()
+    assert min(ratios.values()) >= 4.5, ratios
+
+
 def test_course_code_cells_show_lines_up_to_100_characters_without_scrolling(browser):
     """At 1280 px no code cell whose lines have at most 100 characters scrolls sideways (English and Korean)."""
     page, base = browser
@@ -414,6 +518,7 @@ def test_course_code_cells_show_lines_up_to_100_characters_without_scrolling(bro
     overflowing, checked = [], 0
     for name in NOTEBOOK_PAGES:
         page.goto(base + name, wait_until="load")
+        page.evaluate("() => document.querySelectorAll('details.tfm-setup').forEach(d => { d.open = true })")
         cells = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputArea pre'))
             .map(pre => ({longest: Math.max(...pre.textContent.split('\\n').map(line => line.length)),
                           scroll: pre.scrollWidth, client: pre.clientWidth}))""")

@@ -15,6 +15,8 @@ outside it or needs the course's records:
   site/assets/mathjax/, so no page loads anything from the network;
 - a notebook page's <body> gets the class `tfm-notebook` (its wider column, docs/assets/tfm.css), its contents
   entries keep the headings' inline code, and its permalinks are Material's (left out of search titles);
+- a notebook page's first code cell (the setup: imports, settings, the `show` helper) is folded into a closed
+  <details> whose summary says so ("Setup: imports and settings (click to show)"); the cell inside is unchanged;
 - the search index's titles are plain text (no "¶", TeX written out; an API entry by its name, without its
   signature), before the offline plugin copies the index into search/search_index.js for pages opened
   from the disk;
@@ -300,6 +302,38 @@ def _without_remote_scripts(content):
     return _SCRIPT.sub(lambda m: "" if re.search(r"import\(\s*[\"']https?://", m.group(0)) else m.group(0), content)
 
 
+# The summary of a notebook's folded setup cell, in each edition.
+SETUP_SUMMARY = {"en": "Setup: imports and settings (click to show)", "ko": "설정: import와 설정 (눌러서 보기)"}
+SETUP_CLASS = "tfm-setup"
+_CODE_CELL = re.compile(r'<div class="jp-Cell jp-CodeCell\b[^"]*"[^>]*>')
+_DIV = re.compile(r"<div\b[^>]*>|</div\s*>")
+
+
+def _fold_setup_cell(content, language):
+    """Puts a notebook page's first code cell (its setup cell, the first code cell of every notebook) in a closed
+    `<details>` whose summary names it, so the reader need not scroll past ~30 lines of imports on every page.
+
+    The cell is nbconvert's `<div class="jp-Cell jp-CodeCell ...">` (mkdocs-jupyter wraps it in a second one of
+    the same class) up to its matching `</div>`, input and output, moved inside as it is. The cell's code is
+    escaped text (`&lt;div`), so the divs counted are the page's own. A page without code cells is returned as
+    it is.
+    """
+    start = _CODE_CELL.search(content)
+    if start is None:
+        return content
+    depth = 0
+    for tag in _DIV.finditer(content, start.start()):
+        depth += -1 if tag.group(0).startswith("</") else 1
+        if depth == 0:
+            end = tag.end()
+            break
+    else:
+        raise ValueError("a notebook page's first code cell has no closing </div>")
+    summary = html.escape(SETUP_SUMMARY[language])
+    return (content[:start.start()] + f'<details class="{SETUP_CLASS}"><summary>{summary}</summary>'
+            + content[start.start():end] + "</details>" + content[end:])
+
+
 def _is_notebook_page(src):
     """Whether `src` (a page's source path in docs/) is one of the course's notebooks, in either edition."""
     return src.startswith("course/") and bool(NOTEBOOK_NAME.match(pathlib.PurePosixPath(src).name)) \
@@ -325,7 +359,7 @@ def on_page_content(content, page, config, files):
     if _is_notebook_page(src):
         content = _permalinks_for_search(_fill_heading_ids(content))
         _toc_to_heading_ids(page.toc, content)
-        content = _without_remote_scripts(content)
+        content = _fold_setup_cell(_without_remote_scripts(content), _edition(src)[0])
         if src.startswith(f"{KOREAN_COURSE}/"):  # one folder deeper than mkdocs-jupyter's MathJax URL assumes
             content = content.replace('src="../assets/mathjax/', 'src="../../assets/mathjax/')
         return _course_bar(page, files, "top") + content + _course_bar(page, files, "bottom")
