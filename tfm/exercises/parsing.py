@@ -52,7 +52,8 @@ def check_linearize_tree(fn, *, lang=None):
         trains on; Vinyals et al. write "XX" instead): `["(S", "(NP", "DT", "NN", ")", "(VP", "VBD", ")",
         ".", ")"]`.
 
-    Checked against `tfm.parsing.linearize(tree, leaves="tags")` on a sentence, a one-word tree, unary chains and deep nesting.
+    Checked against `tfm.parsing.linearize(tree, leaves=TAG_LEAVES)` on a sentence, a one-word tree,
+    unary chains and deep nesting.
 
     Args:
         fn: the reader's function, as the contract above says.
@@ -66,7 +67,8 @@ def check_linearize_tree(fn, *, lang=None):
 
     Example:
         >>> from tfm.parsing import linearize
-        >>> check_linearize_tree(lambda tree: list(linearize(tree, leaves="tags")))
+        >>> from tfm.parsing.trees import TAG_LEAVES
+        >>> check_linearize_tree(lambda tree: list(linearize(tree, leaves=TAG_LEAVES)))
         correct: <lambda> matches tfm.parsing.linearize on 4 trees.
         True
         >>> check_linearize_tree(lambda tree: list(linearize(tree)))     # Vinyals et al.'s XX leaves
@@ -80,12 +82,13 @@ def check_linearize_tree(fn, *, lang=None):
         import nltk
 
         from tfm.parsing import linearize
+        from tfm.parsing.trees import TAG_LEAVES
 
         for text in _TREES:
             label = say("tree", tree=text)
             tree = nltk.Tree.fromstring(text)
             got = call_checked(fn, label, tree.copy(deep=True))
-            expected = list(linearize(tree, leaves="tags"))
+            expected = list(linearize(tree, leaves=TAG_LEAVES))
             try:
                 got = [str(token) for token in got]
             except TypeError:
