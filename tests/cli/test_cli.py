@@ -245,9 +245,33 @@ def test_export_to_ctranslate2(run, tmp_path, capsys):
     assert "CTranslate2, int8 weights" in capsys.readouterr().out
     assert (out / "model.bin").is_file() and (out / "sentencepiece.model").is_file()
     assert CTranslate2Translator(str(out)).metadata["beam_size"] == 2  # the run's
-    assert cli.main(["export", "--run", run, "--output", str(tmp_path / "sm"), "--quantization", "int8"]) == 1
-    assert "--quantization is for --format ctranslate2" in capsys.readouterr().err
+    assert cli.main(["export", "--run", run, "--output", str(tmp_path / "sm"), "--quantize", "int16"]) == 1
+    assert "--quantize int16: a SavedModel takes int8 (or float32); int16 is for --format ctranslate2" \
+        in capsys.readouterr().err
     assert not (tmp_path / "sm").exists()
+    assert cli.main(["export", "--run", run, "--output", str(tmp_path / "c"), "--format", "ctranslate2",
+                     "--xla"]) == 1
+    assert "--xla is for --format savedmodel" in capsys.readouterr().err
+
+
+def test_export_int8_savedmodel(run, tmp_path, capsys):
+    """`tfm export --quantize int8`: int8 kernels in the SavedModel, recorded, and its translations those of
+    `Translator(quantize="int8")` on the same run."""
+    import tensorflow as tf
+
+    from tfm.decoding import Translator
+    from tfm.serving.metadata import read_metadata
+
+    out = str(tmp_path / "int8" / "1")
+    assert cli.main(["export", "--run", run, "--output", out, "--quantize", "int8"]) == 0
+    assert ", int8 weights)" in capsys.readouterr().out
+    assert read_metadata(out)["quantize"] == "int8"
+    loaded = tf.saved_model.load(out)
+    assert any(v.dtype == tf.int8 for v in loaded.model_variables)
+    sentences = ["seven", "three hundred twenty one"]
+    served = [t.decode() for t in loaded.signatures["serving_default"](text=tf.constant(sentences))["translations"]
+              .numpy()]
+    assert served == Translator.from_run(run, checkpoint=None, quantize="int8", batch_size=8)(sentences)
 
 
 # ---------------------------------------------------------------------------

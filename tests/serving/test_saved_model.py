@@ -366,3 +366,23 @@ def test_extra_signatures_refuse_bad_requests(tiny_transformer, number_tokenizer
     with pytest.raises(ValueError, match="no attention to align with"):
         tfm_export.export_saved_model((plain, number_tokenizer), str(tmp_path / "c"), signatures=("alignment",))
     assert not any((tmp_path / name).exists() for name in "abc")  # nothing written
+
+
+@pytest.mark.parametrize("options", [dict(quantize="int8"), dict(jit_compile=True)], ids=["int8", "xla"])
+def test_int8_and_xla_exports_equal_their_translator(options, tmp_path, tiny_transformer, number_tokenizer,
+                                                     serving_ops):
+    """`quantize="int8"` serves what `Translator(quantize="int8")` gives, with int8 kernels and only ops TF
+    Serving has; `jit_compile=True` serves what the float Translator gives (XLA changes no output here)."""
+    path = str(tmp_path / "options" / "1")
+    tfm_export.export_saved_model((tiny_transformer, number_tokenizer), path, beam_size=BEAM, **options)
+    record = tfm_export.read_metadata(path)
+    assert (record["quantize"], record["jit_compile"]) == (options.get("quantize"), options.get("jit_compile", False))
+    assert not _used_ops(path) - serving_ops
+    loaded = tf.saved_model.load(path)
+    assert any(v.dtype == tf.int8 for v in loaded.model_variables) == ("quantize" in options)
+    translations, scores = _translate(loaded.signatures["serving_default"], SENTENCES)
+    translator = Translator(tiny_transformer, number_tokenizer, beam_size=BEAM, quantize=options.get("quantize"))
+    eager, eager_scores = translator.translate_with_scores(SENTENCES)
+    assert translations == eager
+    np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
+    assert tiny_transformer.dtype_policy.quantization_mode is None  # the model given is left in float

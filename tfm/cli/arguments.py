@@ -187,8 +187,13 @@ def add_export(p):
     p.add_argument("--format", choices=("savedmodel", "ctranslate2"), default="savedmodel",
                    help="savedmodel: TF Serving, string in, string out (default); ctranslate2: CTranslate2's C++ "
                         "engine (pip install 'tfm[ctranslate2]'), faster on CPU, int8 with --quantization")
-    p.add_argument("--quantization", choices=("int8", "int8_float32", "int16", "float16", "bfloat16", "float32"),
-                   default=None, help="CTranslate2 weight type (--format ctranslate2 only; default float32)")
+    p.add_argument("--quantize", "--quantization", dest="quantization",
+                   choices=("int8", "int8_float32", "int16", "float16", "bfloat16", "float32"), default=None,
+                   help="weight type (default: float32). savedmodel: int8 (Keras' int8 Dense kernels, the ops TF "
+                        "Serving has; BLEU and speed in docs/results.md); ctranslate2: any of these")
+    p.add_argument("--xla", action="store_true",
+                   help="savedmodel: compile the search with XLA (serve with tensorflow_model_server "
+                        "--xla_cpu_compilation_enabled=true); slower on CPU in docs/results.md's measurement")
     p.add_argument("--signatures", nargs="+", choices=("nbest", "alignment"), default=[],
                    help="extra SavedModel signatures beside serving_default: nbest (the k best translations and "
                         "scores) and/or alignment (each output subword's source position and the cross-attention)")

@@ -248,18 +248,23 @@ def export_command(args):
 
     if args.format == "ctranslate2":
         return _export_ctranslate2(args)
-    if args.quantization is not None:
-        raise ValueError("--quantization is for --format ctranslate2 (a SavedModel keeps float32 weights)")
+    if args.quantization not in (None, "float32", "int8"):
+        raise ValueError(f"--quantize {args.quantization}: a SavedModel takes int8 (or float32); "
+                         f"{args.quantization} is for --format ctranslate2")
     path = export_saved_model(args.run, args.output, beam_size=args.beam_size, alpha=args.alpha,
                               checkpoint=args.checkpoint, signatures=args.signatures,
-                              alignment_layer=args.alignment_layer, overwrite=args.overwrite)
+                              alignment_layer=args.alignment_layer, overwrite=args.overwrite,
+                              quantize=None if args.quantization == "float32" else args.quantization,
+                              jit_compile=args.xla)
     with open(os.path.join(path, METADATA_FILE)) as f:
         metadata = json.load(f)
     extra = "".join(f"; {name}: text -> {', '.join(outputs)}" for name, outputs in metadata["signatures"].items()
                     if name != "serving_default")
     print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> "
           f"{', '.join(metadata['outputs'])}{extra}; "
-          f"beam {metadata['beam_size']}, alpha {metadata['alpha']})")
+          f"beam {metadata['beam_size']}, alpha {metadata['alpha']}"
+          + (f", {metadata['quantize']} weights" if metadata.get("quantize") else "")
+          + (", XLA-compiled search" if metadata.get("jit_compile") else "") + ")")
     print(f"check it: saved_model_cli show --dir {path} --all")
     return 0
 
@@ -267,6 +272,8 @@ def export_command(args):
 def _export_ctranslate2(args):
     from tfm.serving.ctranslate2 import export_ctranslate2
 
+    if args.xla:
+        raise ValueError("--xla is for --format savedmodel (CTranslate2 compiles nothing)")
     if args.beam_size is not None or args.alpha is not None:
         logger.warning("--beam-size/--alpha are chosen at translation time with CTranslate2; the run's are recorded")
     try:

@@ -32,6 +32,7 @@ from tfm.config.rules import validate_length_penalty
 from tfm.decoding import input_rule, input_rule_ops, nbest
 from tfm.decoding.decodable import as_decodable
 from tfm.decoding.search_entry import SearchResult, search, validate_beam_size
+from tfm.models.quantization import quantized_copy, validate_quantize
 from tfm.runs.folder import AVERAGED, CHECKPOINT_DIR, load_run
 from tfm.special_tokens import END_ID, START_ID
 
@@ -132,6 +133,8 @@ class Translator:
             source shape). Defaults to `False`.
         constraint: None or a constraint (`tfm.decoding.constraints`, e.g. `TreeConstraint`
             for a parser): only the tokens it allows are searched. Defaults to `None`.
+        quantize: None or "int8". Search with an int8 copy of the model's Dense layers
+            (`tfm.models.quantization.quantized_copy`; `model` itself is not changed). Defaults to `None`.
 
     Each beam size and alpha used gets its own compiled search, traced once and kept.
 
@@ -150,8 +153,11 @@ class Translator:
     """
 
     def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, batch_size=64,
-                 jit_compile=False, workers=None, constraint=None):
+                 jit_compile=False, workers=None, constraint=None, quantize=None):
         config = getattr(model, "config", None)
+        self.quantize = validate_quantize(quantize)
+        if self.quantize is not None:
+            model = quantized_copy(model, self.quantize)
         self.model = model
         self.tokenizer = tokenizer
         self.decodable = as_decodable(model)

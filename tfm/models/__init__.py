@@ -4,6 +4,7 @@
     seq2seq.py       `Seq2Seq`: Sutskever's, Bahdanau's and Luong's RNN encoder-decoders
     presets.py       `from_preset(name_or_config, **overrides)`, shared by both
     decoding_state.py  `DecodingState`: what `encode` returns and `decode_step` carries, for both models
+    quantization.py  `quantized_copy(model, "int8")`: int8 Dense kernels for serving
     registry.py      model names (`MODELS`) and `make_config`: what `tfm train --model M --preset P` builds
 
 The registry (`MODELS`, `make_config`, ...) and `Seq2SeqConfig` import no TensorFlow;
@@ -27,8 +28,9 @@ _LAZY = {
     "Seq2Seq": "tfm.models.seq2seq",
     "build_seq2seq": "tfm.models.seq2seq",
     "DecodingState": "tfm.models.decoding_state",
+    "quantized_copy": "tfm.models.quantization",
 }
-_SUBMODULES = ("decoding_state", "presets", "registry", "seq2seq", "transformer")
+_SUBMODULES = ("decoding_state", "presets", "quantization", "registry", "seq2seq", "transformer")
 
 __all__ = sorted(["MODELS", "Seq2SeqConfig", "as_config", "build_model", "config_class", "make_config", "model_name",
                   *_LAZY])

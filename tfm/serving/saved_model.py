@@ -61,6 +61,7 @@ from tfm.config.rules import validate_length_penalty
 from tfm.decoding import input_rule_ops, nbest
 from tfm.decoding.decodable import as_decodable
 from tfm.decoding.search_entry import search, validate_beam_size
+from tfm.models.quantization import quantized_copy, validate_quantize
 from tfm.runs import folder as runs
 from tfm.serving.metadata import METADATA_FILE, check_sentences, read_metadata, resolve_model, write_metadata
 
@@ -94,6 +95,10 @@ class ExportedTranslator(tf.Module):
             (default: the model config's, 50).
         signatures: names from `SIGNATURES` to build beside `serving_default` (see `export_saved_model`).
         alignment_layer: int. The decoder layer the `alignment` signature reads (-1: the last).
+        quantize: None or "int8": export an int8 copy of the model's Dense layers
+            (`tfm.models.quantization.quantized_copy`).
+        jit_compile: bool. Compile the search (not the tokenizer) with XLA, once per padded batch shape
+            at serving time; TF Serving runs it only with `--xla_cpu_compilation_enabled=true`.
         name: str, the module's name.
 
     Returns:
@@ -117,9 +122,15 @@ class ExportedTranslator(tf.Module):
     """
 
     def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, signatures=(),
-                 alignment_layer=-1, name="translator"):
+                 alignment_layer=-1, quantize=None, jit_compile=False, name="translator"):
         super().__init__(name=name)
         config = getattr(model, "config", None)
+        self.quantize = validate_quantize(quantize)
+        if self.quantize is not None:
+            model = quantized_copy(model, self.quantize)
+        self.jit_compile = bool(jit_compile)
+        if self.jit_compile:  # the search alone: XLA has no kernels for the tokenizer's string ops
+            self._compiled_search = tf.function(self._search_ids, jit_compile=True, autograph=False)
         self.model = model
         self.tokenizer = tokenizer
         # Listed explicitly so the SavedModel holds every weight whatever the model tracks.
@@ -160,9 +171,14 @@ class ExportedTranslator(tf.Module):
                                                                 self._decodable.max_source_length)
         return input_rule_ops.pad_source(ids), has_source, truncated  # (B, S), 0-padded, S >= 1
 
-    def _search(self, source_ids, **kwargs):
+    def _search_ids(self, source_ids, return_all=False):
         return search(self._decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
-                      max_extra_length=self.max_extra_length, **kwargs)
+                      max_extra_length=self.max_extra_length, return_all=return_all)
+
+    def _search(self, source_ids, return_all=False):
+        if self.jit_compile:
+            return self._compiled_search(source_ids, return_all)
+        return self._search_ids(source_ids, return_all)
 
     def _translate(self, text):
         """`text` tf.string `(B,)` -> dict(translations tf.string `(B,)`, scores float32 `(B,)`, truncated bool
@@ -232,7 +248,8 @@ def _quiet_tensorflow_info():
 
 
 def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=None, beam_size=None, alpha=None,
-                       max_extra_length=None, signatures=(), alignment_layer=-1, overwrite=False):
+                       max_extra_length=None, signatures=(), alignment_layer=-1, quantize=None, jit_compile=False,
+                       overwrite=False):
     """Writes a SavedModel whose `serving_default` translates a batch of strings.
 
     Args:
@@ -251,6 +268,9 @@ def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
             translation with its subwords, each output subword's source position and the
             cross-attention of `alignment_layer` averaged over heads). See `tfm.decoding.nbest`.
         alignment_layer: int. The decoder layer the alignment reads (-1: the last).
+        quantize: None or "int8": int8 kernels in every Dense layer (`ExportedTranslator`); the ops stay
+            ones TF Serving's images have.
+        jit_compile: bool. The search compiled with XLA (`ExportedTranslator`). Defaults to `False`.
         overwrite: bool. Replace a previous SavedModel in `output_dir` (only once the new one is
             complete). Defaults to `False`: an existing export is refused.
 
@@ -286,7 +306,7 @@ def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
     model, tokenizer, source = resolve_model(run_or_model, tokenizer=tokenizer, checkpoint=checkpoint)
     module = ExportedTranslator(model, tokenizer, beam_size=beam_size, alpha=alpha,
                                 max_extra_length=max_extra_length, signatures=signatures,
-                                alignment_layer=alignment_layer)
+                                alignment_layer=alignment_layer, quantize=quantize, jit_compile=jit_compile)
     functions = {name: getattr(module, name).get_concrete_function() for name in module.signature_names}
     config = getattr(model, "config", None)
     with runs.atomic_folder(target, replace=overwrite) as folder:  # renamed into place once complete
@@ -306,6 +326,7 @@ def _write_record(folder, model, module, config, source):
         "beam_size": module.beam_size, "alpha": module.alpha,
         "max_source_length": module.max_source_length,
         "max_extra_length": module.max_extra_length,
+        "quantize": module.quantize, "jit_compile": module.jit_compile,
         "model": type(model).__name__,
         "model_config": config.to_dict() if hasattr(config, "to_dict") else None,
         "format": "saved_model",

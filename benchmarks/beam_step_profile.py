@@ -1,0 +1,195 @@
+"""Where a beam step's time goes: matrix products vs the few hundred small ops around them.
+
+    python benchmarks/beam_step_profile.py --run runs/bench_quality/m30k
+    python benchmarks/beam_step_profile.py --run RUN --sentences 128 --quick
+
+Traces `tfm.decoding.Translator`'s compiled search (what `tfm translate` and, inside the SavedModel,
+TF Serving run) with TensorFlow's profiler on batches of `--batch-size` Multi30k test sentences, one
+batch at a time on one thread, and reads the profiler's per-op self-times (its `framework_op_stats`
+tool). Every op is put in one group:
+
+    matrix products       MatMul / BatchMatMul / Einsum, split by where they sit: the output
+                          projection (logits over the vocabulary), attention (Q/K/V/output
+                          projections and the Q.K / weights.V products), the FFN
+    softmax and top-k     the vocabulary softmax, `top_k` over the vocabulary and the beams
+    beam reorder          gathers: each beam's cache and sequence follow it, sentences leave
+    cache writes          concats and scatters: the step's keys/values into the cache
+    elementwise           adds, multiplies, selects, casts, masks, norms
+    control flow          the while loop's own ops, identities, constants, shapes
+    encoder and set-up    every op outside the loop (the encoder runs once per batch), spread per step
+
+The op self-times add up to less than the wall time: the rest is the executor's dispatch (it
+runs the ops one by one) and Python. Both are printed per decoding step (loop iteration).
+`decoding_vs_ctranslate2.py` calls `profile_search` and keeps the profile beside its table.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from common import path_free, save_result  # noqa: E402
+
+MATMUL_TYPES = re.compile(r"(MatMul|Einsum)")
+GROUPS = {  # group -> op types (matched against the op type with any _Mkl / _Fused prefix dropped)
+    "softmax and top-k": {"Softmax", "TopKV2", "Log", "LogSoftmax", "ArgMax", "Max", "Sort"},
+    "beam reorder": {"GatherV2", "GatherNd", "ResourceGather", "Where", "Transpose", "Reshape"},
+    "cache writes": {"ConcatV2", "TensorScatterUpdate", "DynamicUpdateSlice", "XlaDynamicUpdateSlice", "Pad",
+                     "TensorListSetItem", "Tile", "Pack"},
+    "control flow": {"While", "StatelessWhile", "If", "StatelessIf", "Enter", "Exit", "Merge", "Switch",
+                     "NextIteration", "LoopCond", "Identity", "IdentityN", "Const", "Shape", "NoOp",
+                     "PartitionedCall", "StatefulPartitionedCall", "ReadVariableOp", "_Retval", "_Arg",
+                     "StridedSlice", "Range", "Fill", "Size", "Placeholder"},
+}
+GROUP_ORDER = ["matrix products: output projection", "matrix products: attention", "matrix products: FFN",
+               "softmax and top-k", "beam reorder", "cache writes", "elementwise",
+               "control flow", "encoder and set-up (once per batch)"]
+
+
+def op_group(op_type, op_name):
+    """The group of one op (the module docstring's list), from its type and name."""
+    if "while/" not in op_name:
+        return "encoder and set-up (once per batch)"
+    base = re.sub(r"^_(Mkl|Fused|MklFused|MklNative)+", "", op_type)
+    if MATMUL_TYPES.search(base):
+        name = op_name.lower()
+        if "feed_forward" in name:
+            return "matrix products: FFN"
+        if "embedding" in name or "output_projection" in name:
+            return "matrix products: output projection"
+        return "matrix products: attention"  # Q/K/V/output projections, Q.K^T and weights.V
+    for group, types in GROUPS.items():
+        if base in types:
+            return group
+    return "elementwise"
+
+
+def read_op_stats(logdir):
+    """The profiler's host ops: list of (type, name, occurrences, self-time us)."""
+    from tensorflow.python.profiler.internal import _pywrap_profiler_plugin as plugin  # no public reader
+
+    planes = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"), recursive=True)
+    data, _ = plugin.xspace_to_tools_data(planes, "framework_op_stats", {})
+    table = json.loads(data)[0]
+    columns = [c["id"] for c in table["cols"]]
+    ops = []
+    for row in table["rows"]:
+        values = dict(zip(columns, (cell.get("v") if cell else None for cell in row["c"])))
+        if values.get("host_or_device") != "Host" or values["type"] in ("IDLE",):
+            continue
+        ops.append((values["type"], values["operation"], int(values["occurrences"]), float(values["total_self_time"])))
+    return ops
+
+
+def profile_search(translator, sources, batch_size=64, beam_size=None, alpha=None):
+    """Profile `translator`'s compiled search on `sources` in batches of `batch_size`, one at a time.
+
+    Returns:
+        dict: `steps` (loop iterations, all batches), `wall_ms_per_step`, `ops_per_step`,
+        `op_ms_per_step` (the ops' self-times), `dispatch_ms_per_step` (the rest), and `groups`:
+        a list of {group, ms_per_step, share, ops_per_step, top_ops} in `GROUP_ORDER`.
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    rows, _, _ = translator.prepare(sources)
+    width = max(len(r) for r in rows)
+    batches = []
+    for start in range(0, len(rows), batch_size):
+        chunk = rows[start : start + batch_size]
+        padded = np.zeros([len(chunk), width], np.int32)
+        for i, r in enumerate(chunk):
+            padded[i, : len(r)] = r
+        batches.append(padded)
+    translator.search_ids(batches[0], beam_size=beam_size, alpha=alpha)  # trace outside the profile
+    logdir = tempfile.mkdtemp(prefix="tfm_profile_")
+    steps = 0
+    tf.profiler.experimental.start(logdir)
+    start = time.perf_counter()
+    for batch in batches:
+        steps += int(translator.search_ids(batch, beam_size=beam_size, alpha=alpha).steps)
+    wall = time.perf_counter() - start
+    tf.profiler.experimental.stop()
+    ops = read_op_stats(logdir)
+    groups = {name: {"us": 0.0, "count": 0, "ops": {}} for name in GROUP_ORDER}
+    for op_type, name, count, self_us in ops:
+        if op_type in ("While", "StatelessWhile", "StatefulPartitionedCall", "PartitionedCall"):
+            continue  # their self-time is their bodies' dispatch, counted below
+        group = groups[op_group(op_type, name)]
+        group["us"] += self_us
+        group["count"] += count
+        group["ops"][op_type] = group["ops"].get(op_type, 0.0) + self_us
+    op_us = sum(g["us"] for g in groups.values())
+    wall_ms = 1000 * wall / steps
+    result = {"batches": len(batches), "batch_size": batch_size, "steps": steps,
+              "wall_ms_per_step": round(wall_ms, 3),
+              "ops_per_step": round(sum(g["count"] for g in groups.values()) / steps, 1),
+              "op_ms_per_step": round(op_us / 1000 / steps, 3),
+              "dispatch_ms_per_step": round(wall_ms - op_us / 1000 / steps, 3), "groups": []}
+    for name in GROUP_ORDER:
+        g = groups[name]
+        top = sorted(g["ops"].items(), key=lambda item: -item[1])[:3]
+        result["groups"].append({"group": name, "ms_per_step": round(g["us"] / 1000 / steps, 3),
+                                 "share_of_wall": round(g["us"] / 1000 / steps / wall_ms, 3),
+                                 "ops_per_step": round(g["count"] / steps, 1),
+                                 "top_ops": [op for op, _ in top]})
+    return result
+
+
+def print_profile(profile):
+    print(f"{profile['steps']} decoding steps ({profile['batches']} batches of {profile['batch_size']}): "
+          f"{profile['wall_ms_per_step']:.2f} ms per step, {profile['ops_per_step']:.0f} ops per step")
+    print(f"{'group':<38}{'ms/step':>9}{'of wall':>9}{'ops/step':>10}  largest")
+    for g in profile["groups"]:
+        print(f"{g['group']:<38}{g['ms_per_step']:>9.3f}{g['share_of_wall']:>8.0%} {g['ops_per_step']:>9.1f}  "
+              + ", ".join(g["top_ops"]))
+    dispatch = profile["dispatch_ms_per_step"]
+    print(f"{'dispatch and Python (wall - ops)':<38}{dispatch:>9.3f}{dispatch / profile['wall_ms_per_step']:>8.0%}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", default="runs/bench_quality/m30k", help="a trained run folder")
+    parser.add_argument("--sentences", type=int, default=256, help="test sentences profiled (default 256)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--beam-size", type=int, default=4)
+    parser.add_argument("--alpha", type=float, default=0.6)
+    parser.add_argument("--quick", action="store_true", help="64 sentences")
+    parser.add_argument("--name", default="beam_step_profile", help="docs/results/NAME.json")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.sentences = 64
+    if not os.path.exists(os.path.join(args.run, "config.json")):
+        sys.exit(f"--run {args.run!r} is not a run folder (see decoding_vs_ctranslate2.py for how to train one)")
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    from tfm import runs
+    from tfm.data.preprocess import preprocess
+    from tfm.decoding import Translator
+    from tfm.decoding.evaluation import split_pairs
+
+    model, tokenizer, info = runs.load_run(args.run)
+    sources, _ = split_pairs(info, "test", limit=args.sentences)
+    sources = preprocess(sources, info["data"].get("source_lang"), info["data"].get("preprocess"))
+    translator = Translator(model, tokenizer, beam_size=args.beam_size, alpha=args.alpha, workers=1)
+    profile = profile_search(translator, sources, args.batch_size)
+    print(f"{path_free(args.run)}: d_model {model.config.d_model}, {model.config.num_layers}+"
+          f"{model.config.num_layers} layers, vocab {model.config.vocab_size}; beam {args.beam_size}, 1 thread")
+    print_profile(profile)
+    save_result(args.name, {"command": "python benchmarks/beam_step_profile.py " + " ".join(argv or sys.argv[1:]),
+                            "run": args.run, "beam_size": args.beam_size, "alpha": args.alpha, "profile": profile})
+
+
+if __name__ == "__main__":
+    main()

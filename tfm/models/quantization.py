@@ -1,0 +1,81 @@
+"""int8 weights for serving: a quantized copy of a trained model (Keras 3's post-training quantization).
+
+`quantized_copy(model, "int8")` builds the same model, copies the weights and calls Keras'
+`Model.quantize("int8")`: every `Dense` layer (attention's Q/K/V/output projections, the FFN; §3.2.2,
+§3.3) keeps an int8 kernel with one float scale per output unit, and quantizes its input per row on the
+fly (abs-max). The shared embedding and output projection (`TokenEmbedding`, §3.4), the norms and the
+positional encoding stay in float. `tfm.decoding.Translator(quantize="int8")` and
+`tfm export --quantize int8` use it; the original model is left as it was.
+
+What it gives on CPU is measured, not assumed: `benchmarks/decoding_vs_ctranslate2.py` has the int8
+rows beside float32, with BLEU.
+"""
+
+import warnings
+
+QUANTIZE_MODES = ("int8",)
+
+
+def validate_quantize(mode):
+    """`mode` checked: None (float weights) or one of `QUANTIZE_MODES`, else ValueError naming it.
+
+    Example:
+        >>> validate_quantize("int8"), validate_quantize(None)
+        ('int8', None)
+        >>> validate_quantize("int4")
+        Traceback (most recent call last):
+        ValueError: quantize='int4': expected None or one of ['int8']
+    """
+    if mode is None or mode in QUANTIZE_MODES:
+        return mode
+    raise ValueError(f"quantize={mode!r}: expected None or one of {list(QUANTIZE_MODES)}")
+
+
+def quantized_copy(model, mode="int8"):
+    """A copy of `model` with `mode` weights in its Dense layers; `model` itself is not changed.
+
+    Args:
+        model: a built `Transformer` or `Seq2Seq` (anything with a `config` that `tfm.models.build_model`
+            builds) with its trained weights.
+        mode: str, one of `QUANTIZE_MODES` ("int8": Keras' per-channel abs-max int8 kernels, inputs
+            quantized per row at run time).
+
+    Returns:
+        a new model of the same config and dtype policy, weights copied, then quantized.
+
+    Raises:
+        ValueError: an unknown `mode`, or a model already quantized.
+
+    Example:
+        >>> import numpy as np
+        >>> from tfm import Transformer
+        >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1)
+        >>> int8 = quantized_copy(model, "int8")
+        >>> kernel = int8.encoder.layers[0].ffn.inner._kernel
+        >>> kernel.dtype, model.encoder.layers[0].ffn.inner.kernel.dtype   # the original keeps float32
+        ('int8', 'float32')
+        >>> ids = np.array([[5, 6, 7, 0]])
+        >>> float(np.max(np.abs(int8((ids, ids)) - model((ids, ids))))) < 0.05   # logits close, not equal
+        True
+    """
+    import keras
+
+    from tfm.models.registry import build_model
+
+    mode = validate_quantize(mode)
+    if mode is None:
+        raise ValueError("quantize=None: nothing to quantize (pass 'int8')")
+    policy = model.dtype_policy
+    if getattr(policy, "quantization_mode", None):
+        raise ValueError(f"the model is already quantized ({policy.name}); quantize its float original")
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(policy.name)
+    try:
+        copy = build_model(model.config)
+    finally:
+        keras.config.set_dtype_policy(previous)
+    copy.set_weights(model.get_weights())
+    with warnings.catch_warnings():  # "Layer LayerNormalization does not have a `quantize` method": by design
+        warnings.filterwarnings("ignore", message=".*does not have a `quantize` method.*")
+        copy.quantize(mode)
+    return copy
