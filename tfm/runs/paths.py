@@ -17,43 +17,17 @@ import logging
 import os
 
 from tfm.data.subword_tokenizer import MODEL_FILE
-from tfm.runs.atomic import (  # noqa: F401  (tfm.runs' API)
-    CAUSES,
-    RECORD_ATTRIBUTE,
-    WriteError,
-    atomic_folder,
-    cause,
-    is_running,
-    model_record,
-    save_weights,
-    weights_bytes,
-    write_atomic,
-    write_json_atomic,
-)
-from tfm.runs.history import (  # noqa: F401
-    HISTORY_COLUMNS,
-    HISTORY_FILE,
-    format_history,
-    history_problem,
-    read_history,
-    read_rows,  # (tfm.runs' API)
-    write_rows,
-)
-from tfm.runs.layout import (  # noqa: F401
-    AVERAGED,
+from tfm.runs.atomic import WriteError, cause
+from tfm.runs.history import HISTORY_FILE
+from tfm.runs.layout import (
     AVERAGING_RECORD,
     BACKUP_DIR,
     CHECKPOINT_DIR,
     CONFIG_FILE,
     EPOCH_CHECKPOINT,
-    FORMAT,
     HYPS_DIR,
     LOCK_FILE,
     LOG_DIR,
-    NOT_COMPARED,
-    RUN_ENTRIES,
-    RUN_PRODUCTS,
-    TEMPORARY,
     TOKENIZER_DIR,
     WORKERS_DIR,
 )

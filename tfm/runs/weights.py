@@ -17,46 +17,8 @@ import os
 
 from tfm.config.rules import ConfigIO
 from tfm.models.registry import config_class, model_name
-from tfm.runs.atomic import (  # noqa: F401  (tfm.runs' API)
-    CAUSES,
-    RECORD_ATTRIBUTE,
-    WriteError,
-    atomic_folder,
-    cause,
-    is_running,
-    model_record,
-    save_weights,
-    weights_bytes,
-    write_atomic,
-    write_json_atomic,
-)
-from tfm.runs.history import (  # noqa: F401
-    HISTORY_COLUMNS,
-    HISTORY_FILE,
-    format_history,
-    history_problem,
-    read_history,
-    read_rows,  # (tfm.runs' API)
-    write_rows,
-)
-from tfm.runs.layout import (  # noqa: F401
-    AVERAGED,
-    AVERAGING_RECORD,
-    BACKUP_DIR,
-    CHECKPOINT_DIR,
-    CONFIG_FILE,
-    EPOCH_CHECKPOINT,
-    FORMAT,
-    HYPS_DIR,
-    LOCK_FILE,
-    LOG_DIR,
-    NOT_COMPARED,
-    RUN_ENTRIES,
-    RUN_PRODUCTS,
-    TEMPORARY,
-    TOKENIZER_DIR,
-    WORKERS_DIR,
-)
+from tfm.runs.atomic import RECORD_ATTRIBUTE, weights_bytes
+from tfm.runs.layout import CONFIG_FILE
 
 logger = logging.getLogger("tfm.runs")
 
