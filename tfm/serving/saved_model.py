@@ -61,6 +61,7 @@ from tfm.config.rules import validate_length_penalty
 from tfm.decoding import input_rule_ops, nbest
 from tfm.decoding.decodable import as_decodable
 from tfm.decoding.search_entry import search, validate_beam_size
+from tfm.decoding.translator import LENGTH_MULTIPLE
 from tfm.models.quantization import quantized_copy, validate_quantize
 from tfm.runs import folder as runs
 from tfm.serving.metadata import METADATA_FILE, check_sentences, read_metadata, resolve_model, write_metadata
@@ -169,7 +170,8 @@ class ExportedTranslator(tf.Module):
         text = input_rule_ops.assert_valid(text)
         ids, has_source, truncated = input_rule_ops.tokenize_source(self.tokenizer, text,
                                                                 self._decodable.max_source_length)
-        return input_rule_ops.pad_source(ids), has_source, truncated  # (B, S), 0-padded, S >= 1
+        # (B, S), 0-padded, S >= 1; under XLA a multiple of 8, as the Translator's: fewer shapes to compile
+        return input_rule_ops.pad_source(ids, LENGTH_MULTIPLE if self.jit_compile else 1), has_source, truncated
 
     def _search_ids(self, source_ids, return_all=False):
         return search(self._decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
