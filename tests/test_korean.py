@@ -13,6 +13,7 @@ The website's Korean pages and Hangul search are checked in tests/test_site.py.
 import copy
 import importlib.util
 import pathlib
+import re
 import sys
 
 import pytest
@@ -158,3 +159,7 @@ def test_the_korean_course_index_lists_every_copy_with_the_english_run_time():
         assert f"]({path.name})" in row, f"course/ko/index.md has no row for {path.name}"
         english = docs_site.run_time(seconds)  # "26 min", "9.1 min", "16 s" -> "26분", "9.1분", "16초"
         assert english.replace(" min", "분").replace(" s", "초") in row, (path.name, english, row)
+    # The total, as the English index gives it ("2 h 46 min in all" -> "합쳐 2시간 46분"); both are written by
+    # `tools/docs_site.py --course-index`.
+    total = re.search(r"(\d+) h (\d+) min in all", (ROOT / "docs" / "course" / "index.md").read_text(encoding="utf-8"))
+    assert f"합쳐 {int(total.group(1))}시간 {int(total.group(2))}분" in index, total.group(0)

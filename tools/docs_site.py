@@ -1,7 +1,7 @@
 """The documentation website's hooks (mkdocs.yml `hooks:`) and the course index's table.
 
     make docs                                         # .venv/bin/mkdocs build -> site/
-    .venv/bin/python tools/docs_site.py --course-index   # rewrite docs/course/index.md's table
+    .venv/bin/python tools/docs_site.py --course-index   # docs/course/index.md's table, ko/index.md's run times
 
 MkDocs finds the guides, results and API pages in docs/ by itself; these hooks add what lies
 outside it or needs the course's records:
@@ -45,6 +45,7 @@ DOCS = ROOT / "docs"
 COURSE_DIR = DOCS / "course"
 NOTEBOOK_DIR = ROOT / "notebooks"
 COURSE_INDEX = COURSE_DIR / "index.md"
+KOREAN_COURSE_INDEX = COURSE_DIR / "ko" / "index.md"
 SOURCE_DIR = "course/source"  # where the source notebooks go in the site
 # The Korean edition (tools/korean.py): its executed copies in docs/course/ko/, its notebooks in notebooks/ko/.
 KOREAN_COURSE = "course/ko"
@@ -127,6 +128,33 @@ def write_course_index(path=COURSE_INDEX):
     text = path.read_text(encoding="utf-8")
     start, end = text.index(TABLE_START) + len(TABLE_START), text.index(TABLE_END)
     new = text[:start] + "\n" + course_table(path.parent) + "\n" + text[end:]
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def korean_run_time(seconds):
+    """`run_time` as the Korean index writes it: '22초', '6.5분', '26분'."""
+    return run_time(seconds).replace(" min", "분").replace(" s", "초")
+
+
+def write_korean_course_index(path=KOREAN_COURSE_INDEX, course_dir=COURSE_DIR):
+    """The Korean course index's run times (its rows' last cell and the total) from the English copies'
+    records: the Korean copies carry the English run's outputs. Its prose is translated by hand, so only
+    these figures are rewritten. Returns whether the file changed."""
+    text = path.read_text(encoding="utf-8")
+    seconds = {p.name[:2]: record(read_notebook(p)).get("seconds") for p in copies(course_dir)}
+    lines = []
+    for line in text.splitlines(keepends=True):
+        cells = line.split("|")
+        number = cells[1].strip() if line.startswith("| ") and len(cells) > 5 else None
+        if number in seconds and seconds[number] is not None:
+            cells[-2] = f" {korean_run_time(seconds[number])} "
+            line = "|".join(cells)
+        lines.append(line)
+    new = "".join(lines)
+    hours, minutes = divmod(round(sum(s or 0 for s in seconds.values()) / 60), 60)
+    new = re.sub(r"합쳐 \d+시간 \d+분", f"합쳐 {hours}시간 {minutes}분", new)
     if new != text:
         path.write_text(new, encoding="utf-8")
     return new != text
@@ -441,11 +469,12 @@ def on_post_template(output, template_name, config):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--course-index", action="store_true",
-                        help="rewrite the table of docs/course/index.md from the copies' records")
+                        help="rewrite the table of docs/course/index.md, and the run times of "
+                             "docs/course/ko/index.md, from the copies' records")
     args = parser.parse_args(argv)
     if args.course_index:
-        changed = write_course_index()
-        print(f"{COURSE_INDEX.relative_to(ROOT)}: {'rewritten' if changed else 'already up to date'}")
+        for index, write in ((COURSE_INDEX, write_course_index), (KOREAN_COURSE_INDEX, write_korean_course_index)):
+            print(f"{index.relative_to(ROOT)}: {'rewritten' if write() else 'already up to date'}")
         return 0
     parser.print_help()
     return 0
