@@ -184,6 +184,7 @@ def wait_for_cluster(cluster, task_type, task_index, timeout=WORKER_TIMEOUT, pol
     Args:
         cluster, task_type, task_index: as `cluster_from_env` returns them.
         timeout: float. Seconds before giving up.
+        poll: float. Seconds between two rounds of connection attempts. Defaults to `0.25`.
 
     Raises:
         TimeoutError: the tasks that did not answer, named with their addresses.

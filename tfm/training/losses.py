@@ -39,6 +39,9 @@ class LabelSmoothedCrossEntropy(keras.losses.Loss):
             rows see different dropout masks, and each pair adds
             `α · ½ (KL(P1 || P2) + KL(P2 || P1))` per real token to its two cross entropies.
             The whole is divided by the real tokens of both rows, so `α` is the paper's.
+        name: str. The loss' name in logs. Defaults to `"label_smoothed_cross_entropy"`.
+        reduction: Keras' reduction of `call`'s scalar. Defaults to `"sum"`: `call` already divides by
+            the real tokens, so summing its one value keeps the mean described above.
 
     Call args:
         y_true: int `(B, T)` target ids (`B` even with R-Drop, rows paired as above).
