@@ -145,6 +145,43 @@ def profile_search(translator, sources, batch_size=64, beam_size=None, alpha=Non
     return result
 
 
+def int8_matmuls(shapes, rows=256, repeats=200):
+    """float32 vs Keras' int8 `Dense` on one thread, for each `(name, d_in, d_out)` of `shapes`: the
+    matrix products of one beam step (`rows` = sentences x beams). Keras' int8 kernel quantizes the input
+    per row and multiplies int8 by int8 into int32 (`BatchMatMulV3`); the ratio says what TensorFlow's
+    CPU kernels make of that. Returns a list of {name, d_in, d_out, float32_us, int8_us, int8_vs_float32}."""
+    import keras
+    import tensorflow as tf
+
+    results = []
+    for name, d_in, d_out in shapes:
+        x = tf.random.normal((rows, d_in))
+        dense = keras.layers.Dense(d_out)
+        dense.build((None, d_in))
+        int8 = keras.layers.Dense(d_out)
+        int8.build((None, d_in))
+        int8.set_weights(dense.get_weights())
+        int8.quantize("int8")
+        times = {}
+        for label, layer in (("float32", dense), ("int8", int8)):
+            call = tf.function(layer.__call__)
+            call(x)
+            start = time.perf_counter()
+            for _ in range(repeats):
+                call(x)
+            times[label] = 1e6 * (time.perf_counter() - start) / repeats
+        results.append({"name": name, "d_in": d_in, "d_out": d_out, "float32_us": round(times["float32"]),
+                        "int8_us": round(times["int8"]), "int8_vs_float32": round(times["int8"] / times["float32"], 2)})
+    return results
+
+
+def print_int8_matmuls(results, rows=256):
+    print(f"One matrix product of a beam step ({rows} rows), float32 vs Keras int8 Dense, 1 thread:")
+    for r in results:
+        print(f"  {r['name']:<22} {r['d_in']:>5} -> {r['d_out']:<6} float32 {r['float32_us']:>6} us   int8 "
+              f"{r['int8_us']:>6} us   ({r['int8_vs_float32']:.2f}x the time)")
+
+
 def print_profile(profile):
     print(f"{profile['steps']} decoding steps ({profile['batches']} batches of {profile['batch_size']}): "
           f"{profile['wall_ms_per_step']:.2f} ms per step, {profile['ops_per_step']:.0f} ops per step")

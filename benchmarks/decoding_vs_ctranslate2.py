@@ -1,31 +1,38 @@
 """Serving speed: tfm's decoders vs CTranslate2 on the same weights, text in, text out.
 
-    python benchmarks/quality_at_budget.py --models m30k --name quality_m30k --keep-checkpoints 100   # the run
-    python benchmarks/decoding_vs_ctranslate2.py --run runs/bench_quality/m30k
-    python benchmarks/decoding_vs_ctranslate2.py --run RUN --sentences 300 --rounds 1 --quick-check
+    python benchmarks/quality_at_budget.py --models m30k --name quality_m30k --keep-checkpoints 100   # a run
+    python benchmarks/decoding_vs_ctranslate2.py --run runs/bench_quality/m30k --run runs/08_multi30k_d256
+    python benchmarks/decoding_vs_ctranslate2.py --run RUN --quick
 
-One trained run, its Multi30k test_2016_flickr sources (prepared as the run was trained:
+One table per trained run (`--run`, repeated: a d_model-128 and a d_model-256 model show whether a
+ratio only holds where per-op overhead dominates), its Multi30k test_2016_flickr sources (prepared as the run was trained:
 `tfm.data.preprocess`), the paper's decoding rules for every candidate (beam 4, α = 0.6,
 output limit input + 50), 2 threads each. Candidates:
 
     tfm Translator        tfm.decoding.Translator: what `tfm translate` / `tfm evaluate` run, two
                           batches of 64 in flight (its default on 2 cores)
     tfm Translator 1x     the same, one batch at a time
+    tfm Translator int8   Translator(quantize="int8"): Keras' int8 Dense kernels (tfm.models.quantization)
+    tfm Translator XLA    Translator(jit_compile=True): the whole search compiled, once per padded shape
     SavedModel b32 / b64  the exported SavedModel's serving_default (what TF Serving runs), fed
                           requests of 32 / 64 strings in file order, two requests in flight (as a
                           server answers concurrent clients)
+    SavedModel int8 b64   `tfm export --quantize int8`, requests of 64
+    SavedModel XLA b64    `tfm export --xla` (the search XLA-compiled inside the SavedModel), requests of 64
     CTranslate2 float32   the same weights converted by `tfm export --format ctranslate2`, two
                           batches of 64 in parallel (inter_threads 2): its fastest use of 2 threads
     CTranslate2 float32 1x  one batch at a time on 2 intra-op threads (the issue's measurement)
     CTranslate2 int8      int8 weights, two batches in parallel
-    [tfm jit_compile]     Translator(jit_compile=True), with --xla (one XLA compilation per shape)
 
 Threads: TensorFlow runs with 1 intra-op and `--threads` inter-op threads (what `tfm
 translate` sets: the decoder's ops are too small to split, whole batches side by side use
 the cores), CTranslate2 with `--threads` threads as the row says.
 
 Rates are sentences/s and output subwords/s, medians over `--rounds` rounds that
-alternate the candidates (warm-up excluded); ratios are against CTranslate2 float32.
+alternate the candidates, after one warm-up pass over all the sentences (tracing, every XLA
+compilation, thread pools; its seconds are kept as `warmup_s`); ratios are against CTranslate2
+float32 at its fastest layout (two batches in parallel). After each table, the beam step's
+profile (`beam_step_profile.py`) on the same run: where the Translator's time goes.
 BLEU is the run's metric (`tfm.decoding.evaluation.score`: Moses-tokenized lowercased for a
 moses_lc run, else tokenized lowercased), so "same BLEU" is visible in the same table.
 CTranslate2's length penalty is `|Y|^α`, not GNMT's `((5 + |Y|) / 6)^α` (§6.1), so its
@@ -47,26 +54,33 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from common import alternate, median, path_free, save_result, use_bench_deps  # noqa: E402
 
 BASELINE = "CTranslate2 float32"
+DEFAULT_RUNS = ("runs/bench_quality/m30k", "runs/08_multi30k_d256")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", default="runs/bench_quality/m30k",
-                        help="a trained run folder (default: the one quality_at_budget.py --models m30k writes)")
+    parser.add_argument("--run", action="append", default=None,
+                        help="a trained run folder, repeatable: one table each (default: runs/bench_quality/m30k "
+                             "and runs/08_multi30k_d256, those present)")
     parser.add_argument("--sentences", type=int, default=1000, help="test sentences (default: all 1000)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     parser.add_argument("--threads", type=int, default=2, help="threads per decoder (default 2)")
     parser.add_argument("--beam-size", type=int, default=4)
     parser.add_argument("--alpha", type=float, default=0.6)
-    parser.add_argument("--xla", action="store_true", help="also Translator(jit_compile=True)")
-    parser.add_argument("--quick", action="store_true", help="200 sentences, 1 round")
+    parser.add_argument("--profile-sentences", type=int, default=256, help="sentences the profile traces")
+    parser.add_argument("--quick", action="store_true", help="200 sentences, 1 round, 64 profiled")
     parser.add_argument("--name", default="decoding_vs_ctranslate2", help="docs/results/NAME.json")
     args = parser.parse_args(argv)
     if args.quick:
-        args.sentences, args.rounds = min(args.sentences, 200), 1
-    if not os.path.exists(os.path.join(args.run, "config.json")):
-        sys.exit(f"--run {args.run!r} is not a run folder; train one first:\n"
+        args.sentences, args.rounds, args.profile_sentences = min(args.sentences, 200), 1, 64
+    given = args.run is not None
+    run_dirs = [r for r in (args.run or DEFAULT_RUNS) if os.path.exists(os.path.join(r, "config.json"))]
+    missing = [r for r in (args.run or DEFAULT_RUNS) if r not in run_dirs]
+    if missing and (given or not run_dirs):
+        sys.exit(f"--run {missing[0]!r} is not a run folder; train one first:\n"
                  "  python benchmarks/quality_at_budget.py --models m30k --name quality_m30k --keep-checkpoints 100")
+    for r in missing:
+        print(f"({r} is absent: no table for it)")
     use_bench_deps()
     try:
         import ctranslate2
@@ -77,27 +91,51 @@ def main(argv=None):
 
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    tables = [table(run_dir, args) for run_dir in run_dirs]
+    rows = tables[0]["rows"]
+    save_result(args.name, {
+        "command": "python benchmarks/" + os.path.basename(__file__) + " " + " ".join(argv or sys.argv[1:]),
+        "sentences": tables[0]["sentences"], "threads": args.threads, "beam_size": args.beam_size,
+        "alpha": args.alpha, "ctranslate2": ctranslate2.__version__, "tables": tables,
+        "plot_bars": {"labels": [f"{r['candidate']} ({t['shape']})" for t in tables for r in t["rows"]],
+                      "values": [r["sentences_per_s"] for t in tables for r in t["rows"]],
+                      "xlabel": "sentences/s (median)",
+                      "title": f"Decoding {len(rows) and tables[0]['sentences']} Multi30k sentences, beam "
+                               f"{args.beam_size}, {args.threads} threads"},
+    })
+
+
+def table(run_dir, args):
+    """One run's table: every candidate's rate, ratio and BLEU, then the beam step's profile."""
     from concurrent.futures import ThreadPoolExecutor
 
+    import ctranslate2
+    import tensorflow as tf
     import tensorflow_text  # noqa: F401  (the SavedModel's SentencePiece ops)
 
+    from beam_step_profile import int8_matmuls, print_int8_matmuls, print_profile, profile_search
     from tfm import runs
     from tfm.data.preprocess import preprocess
     from tfm.decoding import Translator
     from tfm.decoding.evaluation import score, split_pairs
-    from tfm.serving.saved_model import export_saved_model
     from tfm.serving.ctranslate2 import CTranslate2Translator, export_ctranslate2
+    from tfm.serving.saved_model import export_saved_model
 
-    model, tokenizer, info = runs.load_run(args.run)
+    model, tokenizer, info = runs.load_run(run_dir)
     data = info["data"]
     sources, references = split_pairs(info, "test", limit=args.sentences)
     method = data.get("preprocess")
     sources = preprocess(sources, data.get("source_lang"), method)
     decoding = dict(beam_size=args.beam_size, alpha=args.alpha)
+    config = model.config
+    shape = f"d_model {config.d_model}, {config.num_layers}+{config.num_layers} layers, vocab {config.vocab_size}"
 
     workdir = tempfile.mkdtemp(prefix="tfm_vs_ct2_")
-    saved_model = export_saved_model((model, tokenizer), os.path.join(workdir, "savedmodel", "1"), **decoding)
-    serve = tf.saved_model.load(saved_model).signatures["serving_default"]
+    served = {}
+    for name, options in (("", {}), (" int8", dict(quantize="int8")), (" XLA", dict(jit_compile=True))):
+        folder = export_saved_model((model, tokenizer), os.path.join(workdir, f"savedmodel{name.strip()}", "1"),
+                                    **decoding, **options)
+        served[name] = tf.saved_model.load(folder).signatures["serving_default"]
     ct2_dir = export_ctranslate2((model, tokenizer), os.path.join(workdir, "ct2"))
     ct2_int8_dir = export_ctranslate2((model, tokenizer), os.path.join(workdir, "ct2_int8"), quantization="int8")
     ct2 = {BASELINE: CTranslate2Translator(ct2_dir, intra_threads=1, inter_threads=args.threads),
@@ -105,7 +143,7 @@ def main(argv=None):
            "CTranslate2 int8": CTranslate2Translator(ct2_int8_dir, intra_threads=1, inter_threads=args.threads)}
     pool = ThreadPoolExecutor(args.threads)
 
-    def saved_model_in_batches(size):
+    def saved_model_in_batches(size, serve):
         def request(texts):
             return [t.decode("utf-8") for t in serve(text=tf.constant(texts))["translations"].numpy()]
 
@@ -115,19 +153,24 @@ def main(argv=None):
         return run
 
     candidates = {"tfm Translator": Translator(model, tokenizer, workers=args.threads, **decoding),
-                  "tfm Translator 1x": Translator(model, tokenizer, workers=1, **decoding)}
-    if args.xla:
-        candidates["tfm jit_compile"] = Translator(model, tokenizer, jit_compile=True, **decoding)
-    candidates["SavedModel b32"] = saved_model_in_batches(32)
-    candidates["SavedModel b64"] = saved_model_in_batches(64)
+                  "tfm Translator 1x": Translator(model, tokenizer, workers=1, **decoding),
+                  "tfm Translator int8": Translator(model, tokenizer, workers=args.threads, quantize="int8",
+                                                    **decoding),
+                  "tfm Translator XLA": Translator(model, tokenizer, workers=args.threads, jit_compile=True,
+                                                   **decoding),
+                  "SavedModel b32": saved_model_in_batches(32, served[""]),
+                  "SavedModel b64": saved_model_in_batches(64, served[""]),
+                  "SavedModel int8 b64": saved_model_in_batches(64, served[" int8"]),
+                  "SavedModel XLA b64": saved_model_in_batches(64, served[" XLA"])}
     for name, translator in ct2.items():
         candidates[name] = lambda texts, t=translator: t(texts, **decoding)
 
     outputs, warmup = {}, {}
-    for name, translate in candidates.items():  # warm-up: tracing, compilation, thread pools
+    for name, translate in candidates.items():  # warm-up: tracing, every XLA compilation, thread pools
         start = time.perf_counter()
-        translate(sources[:64])
+        translate(sources)
         warmup[name] = time.perf_counter() - start
+        print(f"  warm-up {name}: {warmup[name]:.1f} s", flush=True)
 
     def measure(name):
         start = time.perf_counter()
@@ -136,6 +179,7 @@ def main(argv=None):
 
     rates = alternate(list(candidates), args.rounds, measure)
     base = median(rates[BASELINE])
+    float_outputs = outputs["tfm Translator"]
     rows = []
     for name in candidates:
         hypotheses = outputs[name]
@@ -146,30 +190,32 @@ def main(argv=None):
         rows.append({"candidate": name, "sentences_per_s": round(rate, 1),
                      "subwords_per_s": round(rate * subwords / len(sources)),
                      "vs_ctranslate2_float32": round(rate / base, 2), "bleu": round(scores[bleu_key], 2),
-                     "bleu_metric": bleu_key, "rounds": [round(r, 1) for r in rates[name]],
-                     "warmup_s": round(warmup[name], 1)})
+                     "bleu_metric": bleu_key, "same_as_translator": sum(a == b for a, b in zip(hypotheses,
+                                                                                              float_outputs)),
+                     "rounds": [round(r, 1) for r in rates[name]], "warmup_s": round(warmup[name], 1)})
 
-    print(f"{len(sources)} test_2016_flickr sentences, {path_free(args.run)} ({info['model']}, "
-          f"{model.config.num_layers}+{model.config.num_layers} layers, d_model {model.config.d_model}, "
-          f"vocab {model.config.vocab_size}), beam {args.beam_size}, alpha {args.alpha}, {args.threads} threads, "
-          f"medians of {args.rounds} alternating rounds; ctranslate2 {ctranslate2.__version__}")
-    header = f"{'decoder (text in, text out)':<26}{'sent/s':>9}{'subwords/s':>12}{'vs CT2 f32':>12}{'BLEU':>8}"
+    print(f"{len(sources)} test_2016_flickr sentences, {path_free(run_dir)} ({info['model']}, {shape}), "
+          f"beam {args.beam_size}, alpha {args.alpha}, {args.threads} threads, medians of {args.rounds} alternating "
+          f"rounds; ctranslate2 {ctranslate2.__version__}")
+    header = (f"{'decoder (text in, text out)':<26}{'sent/s':>9}{'subwords/s':>12}{'vs CT2 f32':>12}{'BLEU':>8}"
+              f"{'same':>7}{'warm-up s':>11}")
     print(header)
     for r in rows:
         print(f"{r['candidate']:<26}{r['sentences_per_s']:>9}{r['subwords_per_s']:>12}"
-              f"{r['vs_ctranslate2_float32']:>11}x{r['bleu']:>8}")
-    same = sum(a == b for a, b in zip(outputs["tfm Translator"], outputs["SavedModel b64"]))
-    print(f"tfm Translator and SavedModel b64 agree on {same} of {len(sources)} sentences; "
-          f"BLEU = {rows[0]['bleu_metric']}")
-    save_result(args.name, {
-        "command": "python benchmarks/" + os.path.basename(__file__) + " " + " ".join(argv or sys.argv[1:]),
-        "run": args.run, "sentences": len(sources), "threads": args.threads, **decoding,
-        "ctranslate2": ctranslate2.__version__, "rows": rows,
-        "plot_bars": {"labels": [r["candidate"] for r in rows], "values": [r["sentences_per_s"] for r in rows],
-                      "xlabel": "sentences/s (median)",
-                      "title": f"Decoding {len(sources)} Multi30k sentences, beam {args.beam_size}, "
-                               f"{args.threads} threads"},
-    })
+              f"{r['vs_ctranslate2_float32']:>11}x{r['bleu']:>8}{r['same_as_translator']:>7}{r['warmup_s']:>11}")
+    print(f"same: outputs equal to tfm Translator's, of {len(sources)}; BLEU = {rows[0]['bleu_metric']}; "
+          "vs CT2 f32 = against CTranslate2 float32 at its fastest layout")
+    profile = profile_search(Translator(model, tokenizer, workers=1, **decoding), sources[: args.profile_sentences])
+    print(f"Beam step profile (tfm Translator 1x, 1 thread, {args.profile_sentences} sentences):")
+    print_profile(profile)
+    matmuls = int8_matmuls([("FFN inner", config.d_model, config.d_ff), ("FFN outer", config.d_ff, config.d_model),
+                            ("attention projection", config.d_model, config.d_model),
+                            ("output projection", config.d_model, config.vocab_size)],
+                           rows=64 * args.beam_size)  # a batch of 64 sentences x k beams
+    print_int8_matmuls(matmuls, rows=64 * args.beam_size)
+    return {"run": run_dir, "model": info["model"], "shape": shape, "d_model": config.d_model,
+            "num_layers": config.num_layers, "vocab_size": config.vocab_size, "sentences": len(sources),
+            "rows": rows, "profile": profile, "int8_matmuls": matmuls}
 
 
 if __name__ == "__main__":
