@@ -1,0 +1,45 @@
+"""benchmarks/beam_step_profile.py: every op of a traced beam search lands in one group, the matrix
+products in the right one, and the groups add up to the ops' time (the results page's profile)."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "benchmarks"))
+import beam_step_profile as profile_tool  # noqa: E402
+
+from tfm.decoding import Translator  # noqa: E402
+
+
+@pytest.mark.parametrize(("op_type", "name", "group"), [
+    ("_MklMatMul", "while/body/_1/while/feed_forward_5/inner_1/Tensordot/MatMul", "matrix products: FFN"),
+    ("_MklMatMul", "while/body/_1/while/shared_embedding_3/Tensordot/ArithmeticOptimizer/FoldTransposeIntoMatMul_MatMul",
+     "matrix products: output projection"),
+    ("_MklMatMul", "while/body/_1/while/query_9/Tensordot/MatMul", "matrix products: attention"),
+    ("_MklBatchMatMulV2", "while/body/_1/while/MatMul_7", "matrix products: attention"),
+    ("GatherV2", "while/body/_1/while/GatherV2_3", "beam reorder"),
+    ("ConcatV2", "while/body/_1/while/concat_2", "cache writes"),
+    ("TopKV2", "while/body/_1/while/TopKV2", "softmax and top-k"),
+    ("AddV2", "while/body/_1/while/add_4", "elementwise"),
+    ("_MklMatMul", "encoder_1/layer_2_1/feed_forward_1/inner_1/Tensordot/MatMul", "encoder and set-up (once per batch)"),
+])
+def test_op_groups(op_type, name, group):
+    assert profile_tool.op_group(op_type, name) == group
+
+
+def test_profile_of_a_tiny_search(tiny_transformer, number_tokenizer):
+    translator = Translator(tiny_transformer, number_tokenizer, beam_size=2, workers=1)
+    sentences = ["seven", "three hundred twenty one", "ninety nine", "one thousand two hundred five"] * 2
+    result = profile_tool.profile_search(translator, sentences, batch_size=4)
+    assert result["batches"] == 2 and result["steps"] > 2
+    groups = {g["group"]: g for g in result["groups"]}
+    assert list(groups) == profile_tool.GROUP_ORDER
+    for name in ("matrix products: output projection", "matrix products: attention", "matrix products: FFN",
+                 "beam reorder", "softmax and top-k", "encoder and set-up (once per batch)"):
+        assert groups[name]["ms_per_step"] > 0 and groups[name]["ops_per_step"] > 0, name
+    total = sum(g["ms_per_step"] for g in result["groups"])
+    assert total == pytest.approx(result["op_ms_per_step"], abs=0.01)
+    assert result["op_ms_per_step"] < result["wall_ms_per_step"]  # the rest is dispatch
+    assert result["ops_per_step"] > 50  # a beam step is hundreds of small ops, not a handful
