@@ -36,10 +36,10 @@ reads. Reference solutions: `notebooks/solutions/`.
 | 12 | `check_rest_response`                | TF Serving's REST response body            | (serving)     |
 | 13 | `check_linearize_tree`               | a tree as a token sequence                 | §6.3          |
 
-The checkers live by topic (`attention`, `batching`, `training`, `decoding`, `architecture`, `serving`,
-`parsing`; what they share in `checking`: `run_checker`, `call_checked`, `compare`, `Mismatch`, `Messages`,
-`validate_language`, ...); every one is importable from here. Each checker keeps its sentences in one
-`Messages` table beside it, English and Korean templates under the same keys.
+The checkers live by topic (`masks`, `attention`, `heads`, `positional`, `batching`, `training`, `decoding`,
+`architecture`, `serving`, `parsing`; what they share in `checking`: `run_checker`, `call_checked`, `compare`,
+`Mismatch`, `Messages`, `validate_language`, ...); every one is importable from here. Each checker keeps its
+sentences in one `Messages` table beside it, English and Korean templates under the same keys.
 
 The sentence's language: every checker takes `lang="en"` or `lang="ko"` (the Korean edition, 한국어판,
 in the glossary's terms: docs/ko/glossary.md). Left out (None), it is the environment variable
@@ -75,16 +75,7 @@ Example:
 """
 
 from tfm.exercises.architecture import check_parameter_count, check_receptive_field
-from tfm.exercises.attention import (
-                                     check_additive_score,
-                                     check_causal_mask,
-                                     check_general_score,
-                                     check_merge_heads,
-                                     check_padding_mask,
-                                     check_positional_encoding,
-                                     check_scaled_dot_product_attention,
-                                     check_split_heads,
-)
+from tfm.exercises.attention import check_additive_score, check_general_score, check_scaled_dot_product_attention
 from tfm.exercises.batching import check_bucket_batch_sizes, check_target_shift
 from tfm.exercises.decoding import (
                                      beam_step_reference,
@@ -93,7 +84,10 @@ from tfm.exercises.decoding import (
                                      check_length_penalty,
                                      clipped_precision_reference,
 )
+from tfm.exercises.heads import check_merge_heads, check_split_heads
+from tfm.exercises.masks import check_causal_mask, check_padding_mask
 from tfm.exercises.parsing import check_linearize_tree
+from tfm.exercises.positional import check_positional_encoding
 from tfm.exercises.serving import check_rest_response
 from tfm.exercises.training import check_label_smoothed_loss, check_schedule
 
