@@ -2,8 +2,11 @@
 
     configs.py    `TransformerConfig` (presets `tiny` ... `base`, `big`), `Seq2SeqConfig`, `DataConfig`,
                   `TrainingConfig`: frozen dataclasses, one comment per field
-    rules.py      the checks every value passes, wherever it comes from (Python, `--set`, a run's config.json),
-                  and `--set FIELD=VALUE` parsing
+    rules.py      what every config shares: presets by name, dict/JSON round trips (`ConfigIO`) and
+                  `--set FIELD=VALUE` parsing; re-exports the two below
+    validation.py the checks every value passes, wherever it comes from (Python, `--set`, a run's config.json)
+    rnn_args.py   the RNN baselines' argument rules (cell, attention, score), shared by the layers and
+                  `Seq2SeqConfig`
     fidelity.py   the table of where tfm follows the paper and where it differs (docs/paper_fidelity.md)
 
 Importing this package starts no TensorFlow: `tfm --help` reads the presets from here.

@@ -8,11 +8,12 @@
   with the same data, training and decoding fields.
 - `DataConfig`: which corpus, and how it is cut into batches (saved as `data` in a run's config.json).
 - `TrainingConfig`: how a run trains (saved as `training` in a run's config.json).
-- `parse_overrides` / `apply_overrides`: `--set FIELD=VALUE` onto any of these dataclasses (these, the value
-  checks and `ConfigIO`'s presets by name and JSON round trips live in `tfm.config.rules`; re-exported here).
+- `parse_overrides` / `apply_overrides`: `--set FIELD=VALUE` onto any of these dataclasses (these and `ConfigIO`'s
+  presets by name and JSON round trips live in `tfm.config.rules`, the value checks in `tfm.config.validation`;
+  all re-exported by `tfm.config`).
 
 No TensorFlow here: the CLI reads these without starting it (the RNN layers' argument rules live in
-`tfm.config.rules` for that reason).
+`tfm.config.rnn_args` for that reason).
 """
 
 import dataclasses
