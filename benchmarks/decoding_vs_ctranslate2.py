@@ -97,11 +97,11 @@ def main(argv=None):
         "command": "python benchmarks/" + os.path.basename(__file__) + " " + " ".join(argv or sys.argv[1:]),
         "sentences": tables[0]["sentences"], "threads": args.threads, "beam_size": args.beam_size,
         "alpha": args.alpha, "ctranslate2": ctranslate2.__version__, "tables": tables,
-        "plot_bars": {"labels": [f"{r['candidate']} ({t['shape']})" for t in tables for r in t["rows"]],
+        "plot_bars": {"labels": [f"{r['candidate']} · d{t['d_model']}" for t in tables for r in t["rows"]],
                       "values": [r["sentences_per_s"] for t in tables for r in t["rows"]],
                       "xlabel": "sentences/s (median)",
-                      "title": f"Decoding {len(rows) and tables[0]['sentences']} Multi30k sentences, beam "
-                               f"{args.beam_size}, {args.threads} threads"},
+                      "title": f"Decoding {tables[0]['sentences']} Multi30k sentences, beam {args.beam_size}, "
+                               f"{args.threads} threads"},
     })
 
 

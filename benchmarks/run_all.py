@@ -71,7 +71,8 @@ def run(name, quick):
     cmd = [sys.executable, path, *extra] + (["--quick"] if quick and name != "gpu_throughput" else [])
     print(f"== {' '.join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd)}", flush=True)
     start = time.time()
-    noise = ("I0000", "E0000", "W0000", "WARNING: All log messages", "To enable the following", "warnings.warn(")
+    noise = ("I0000", "E0000", "W0000", "WARNING: All log messages", "To enable the following", "warnings.warn(",
+             "normalizer.cc", "warm-up ")  # SentencePiece's info line; per-candidate progress (the table has it)
     lines = []
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
                           env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}) as proc:
@@ -80,7 +81,7 @@ def run(name, quick):
             if not line.strip().startswith(noise) and "UserWarning" not in line:
                 lines.append(path_free(line))
                 print(line, flush=True)
-    text = "\n".join(lines[-80:])
+    text = "\n".join(lines[-120:])
     text += f"\n[exit {proc.returncode}, {time.time() - start:.0f} s]"
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, f"{name}.txt"), "w") as f:
@@ -103,7 +104,7 @@ def plot_bars(name, labels, values, ylabel, title, reference=None):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=(7, max(3.2, 0.9 + 0.22 * len(labels))))
     bars = ax.barh(labels, values, color="#4878a8")
     for bar, value in zip(bars, values):
         ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, f" {value:,.0f}", va="center", fontsize=8)
