@@ -262,7 +262,7 @@ def test_export_command(tmp_path, monkeypatch, tiny_transformer, number_tokenize
     monkeypatch.setattr(tfm.runs.folder, "load_run", fake_load_run)
     out = str(tmp_path / "m" / "1")
     args = argparse.Namespace(run="RUN", output=out, beam_size=1, alpha=0.6, checkpoint=None, format="savedmodel",
-                              quantization=None, signatures=[], alignment_layer=-1, overwrite=False)
+                              quantization=None, xla=False, signatures=[], alignment_layer=-1, overwrite=False)
     assert cli.export_command(args) == 0
     serve = tf.saved_model.load(out).signatures["serving_default"]
     assert _translate(serve, ["seven"])[0] == Translator(tiny_transformer, number_tokenizer, beam_size=1)(["seven"])

@@ -260,11 +260,11 @@ def export_command(args):
         metadata = json.load(f)
     extra = "".join(f"; {name}: text -> {', '.join(outputs)}" for name, outputs in metadata["signatures"].items()
                     if name != "serving_default")
+    options = (f", {metadata['quantize']} weights" if metadata.get("quantize") else "") + (
+        ", XLA-compiled search" if metadata.get("jit_compile") else "")
     print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> "
           f"{', '.join(metadata['outputs'])}{extra}; "
-          f"beam {metadata['beam_size']}, alpha {metadata['alpha']}"
-          + (f", {metadata['quantize']} weights" if metadata.get("quantize") else "")
-          + (", XLA-compiled search" if metadata.get("jit_compile") else "") + ")")
+          f"beam {metadata['beam_size']}, alpha {metadata['alpha']}{options})")
     print(f"check it: saved_model_cli show --dir {path} --all")
     return 0
 
