@@ -341,7 +341,76 @@ def test_a_figure_naming_a_machine_folder_is_refused_before_its_copy_is_written(
     executed = make_course.read(target)
     assert [c["execution_count"] for c in executed["cells"] if c["cell_type"] == "code"] == [1, 2, 3, 4]
     assert "_tfm" not in json.dumps(executed) and len(executed["cells"]) == 5
-    assert sum(1 for c in executed["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})) == 3
+    figures = [o for c in executed["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    assert len(figures) == 3 and executed["metadata"]["tfm_course"]["figures"] == {"dpi": 80, "scale": 2}
+    for figure in figures:  # drawn at 2x, shown at the 80-dpi width its metadata gives, stored with a palette
+        width, height = png_size(figure)
+        shown = figure["metadata"]["image/png"]
+        assert width in (2 * shown["width"], 2 * shown["width"] + 1) and height // 2 == shown["height"]
+        assert png_mode(figure) == "P"
+
+
+def png_image(output):
+    import base64
+    import io
+
+    from PIL import Image
+
+    return Image.open(io.BytesIO(base64.b64decode(make_course._text(output["data"]["image/png"]))))
+
+
+def png_size(output):
+    return png_image(output).size
+
+
+def png_mode(output):
+    return png_image(output).mode
+
+
+def test_compact_figures_stores_palette_pngs_exactly_when_they_have_few_colours():
+    """A figure of <= 256 colours comes back pixel for pixel; one of many colours (a smooth heatmap) within a
+    small mean error; both smaller, metadata kept; text outputs untouched."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    def png_output(pixels):
+        buffer = io.BytesIO()
+        Image.fromarray(pixels.astype(np.uint8), "RGB").save(buffer, format="PNG")
+        return {"output_type": "display_data", "metadata": {"image/png": {"width": 50, "height": 40}},
+                "data": {"image/png": base64.b64encode(buffer.getvalue()).decode(), "text/plain": "<Figure>"}}
+
+    rng = np.random.default_rng(0)
+    few = rng.choice(np.arange(200), size=(80, 100))  # 200 colours, noise: compresses badly as RGB
+    few = np.stack([few, 255 - few, (few * 7) % 256], axis=-1)
+    ramp = np.linspace(0, 1, 100)[None, :] * np.linspace(0.2, 1, 80)[:, None]
+    many = np.stack([255 * ramp, 255 * ramp ** 2, 255 * (1 - ramp)], axis=-1)  # thousands of colours
+    made = notebook(("code", "plot()"))
+    made["cells"][0]["outputs"] = [png_output(few), png_output(many), {"output_type": "stream", "name": "stdout",
+                                                                      "text": "done\n"}]
+    before, after = make_course.compact_figures(made)
+    outputs = made["cells"][0]["outputs"]
+    assert after < before and outputs[2]["text"] == "done\n"
+    assert np.array_equal(np.asarray(png_image(outputs[0]).convert("RGB")), few)
+    error = np.abs(np.asarray(png_image(outputs[1]).convert("RGB"), float) - many.astype(np.uint8))
+    assert png_size(outputs[1]) == (100, 80) and error.mean() < 1.0 and error.max() <= 16
+    assert outputs[0]["metadata"] == {"image/png": {"width": 50, "height": 40}}
+
+
+@pytest.mark.parametrize("path", COPIES, ids=[p.name for p in COPIES])
+def test_copies_made_at_2x_show_each_figure_at_half_its_pixels(path):
+    """A copy whose record says its figures were drawn at a scale (make_course since issue 40) has every PNG at
+    that many times the width its output metadata shows it at."""
+    executed = make_course.read(path)
+    scale = executed["metadata"][make_course.METADATA_KEY].get("figures", {}).get("scale")
+    if not scale:
+        pytest.skip(f"{path.name} was made before figures were drawn at 2x")
+    figures = [o for c in executed["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    wrong = [(index, png_size(o), o.get("metadata", {}).get("image/png")) for index, o in enumerate(figures)
+             if png_size(o)[0] // scale != o.get("metadata", {}).get("image/png", {}).get("width")]
+    assert figures and not wrong, wrong
 
 
 def test_merge_added_keeps_the_copys_outputs_and_finds_the_new_cells(source_and_copy):

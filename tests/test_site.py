@@ -533,15 +533,17 @@ def test_course_code_cells_show_lines_up_to_100_characters_without_scrolling(bro
 
 
 def test_course_figures_are_shown_at_their_width_or_enlarge_on_click(browser):
-    """At 1280 px a figure is shown at >= 80% of its drawn width; one wider than its column is shown at the
-    column's width and opens at full size on a click (docs/assets/tfm.js)."""
+    """At 1280 px a figure is shown at >= 80% of its drawn width (a 2x figure's `width` attribute, else its pixel
+    width); one wider than its column is shown at the column's width and opens at full size on a click
+    (docs/assets/tfm.js)."""
     page, base = browser
     page.set_viewport_size({"width": 1280, "height": 900})
     small, seen = [], 0
     for name in NOTEBOOK_PAGES:
         page.goto(base + name, wait_until="load")
         figures = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-OutputArea-output img'))
-            .map(img => ({natural: img.naturalWidth, shown: img.getBoundingClientRect().width,
+            .map(img => ({natural: parseFloat(img.getAttribute('width')) || img.naturalWidth,
+                          pixels: img.naturalWidth, shown: img.getBoundingClientRect().width,
                           column: img.parentElement.clientWidth, zoom: img.classList.contains('tfm-zoomable')}))""")
         for index, figure in enumerate(figures):
             seen += 1
@@ -555,7 +557,9 @@ def test_course_figures_are_shown_at_their_width_or_enlarge_on_click(browser):
     figure.scroll_into_view_if_needed()
     figure.click()
     shown = page.evaluate("""() => { const img = document.querySelector('.tfm-zoom img');
-        return img && [img.naturalWidth, img.getBoundingClientRect().width] }""")
+        const source = document.querySelector('img.tfm-zoomable');
+        return img && [parseFloat(source.getAttribute('width')) || img.naturalWidth,
+                       img.getBoundingClientRect().width] }""")
     assert shown and abs(shown[0] - shown[1]) <= 1, shown
     page.keyboard.press("Escape")
     assert page.locator(".tfm-zoom").count() == 0

@@ -1,10 +1,15 @@
 // The course's figures (tools/docs_site.py, mkdocs.yml `extra_javascript`): a figure that the column shows
 // narrower than it was drawn gets the class `tfm-zoomable`, and a click opens it at its full size over the
-// page; a click anywhere or Escape closes it.
+// page; a click anywhere or Escape closes it. A figure drawn at 2x (tools/make_course.py) carries the width to
+// show it at in its `width` attribute: that, not its pixel count, is its full size.
 (function () {
+  function drawn(img) {
+    var width = parseFloat(img.getAttribute("width"));
+    return width > 0 ? width : img.naturalWidth;
+  }
   function mark() {
     document.querySelectorAll(".jp-RenderedImage img").forEach(function (img) {
-      var narrower = img.naturalWidth > 0 && img.getBoundingClientRect().width < img.naturalWidth - 1;
+      var narrower = img.naturalWidth > 0 && img.getBoundingClientRect().width < drawn(img) - 1;
       img.classList.toggle("tfm-zoomable", narrower);
       img.title = narrower ? "Click to enlarge" : "";
     });
@@ -23,7 +28,7 @@
     var copy = document.createElement("img");
     copy.src = img.src;
     copy.alt = img.alt;
-    copy.width = img.naturalWidth;
+    copy.width = drawn(img);
     overlay.appendChild(copy);
     document.body.appendChild(overlay);
   });
