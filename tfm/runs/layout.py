@@ -1,5 +1,5 @@
-"""The run folder's layout: its file and folder names, written once (`tfm.runs.folder`, `tfm.runs.paths` and
-`tfm.runs.weights` read them here).
+"""The run folder's layout: its file and folder names, written once (`tfm.runs.folder`, `tfm.runs.record`,
+`tfm.runs.checkpoints`, `tfm.runs.lifecycle`, `tfm.runs.paths` and `tfm.runs.weights` read them here).
 
 Example:
     >>> CONFIG_FILE, CHECKPOINT_DIR, bool(EPOCH_CHECKPOINT.match("epoch_003.weights.h5"))
