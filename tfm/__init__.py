@@ -83,8 +83,8 @@ _EXPORTS = {
     # Serving (tfm.serving): one calling convention with the Translator.
     "export_saved_model": "tfm.serving.saved_model",
     "export_ctranslate2": "tfm.serving.ctranslate2",
-    "SavedModelTranslator": "tfm.serving.saved_model",
-    "CTranslate2Translator": "tfm.serving.ctranslate2",
+    "SavedModelTranslator": "tfm.serving.saved_model_translator",
+    "CTranslate2Translator": "tfm.serving.ctranslate2_translator",
 }
 # The paper's building blocks (tfm.layers).
 _LAYERS = ("Attention", "AttentionScore", "BahdanauAttention", "Decoder", "DecoderLayer", "Encoder", "EncoderLayer",

@@ -3,11 +3,15 @@ CTranslate2, and one Python calling convention over both, `Translator`'s:
 `translate(sentences, *, beam_size=None, alpha=None, on_invalid="error") -> list[str]`,
 `translate_with_scores(...) -> (list[str], list[float])`, `__call__ = translate`.
 
-    saved_model.py   `export_saved_model(run, folder)`, `ExportedTranslator` (the saved module),
-                     `SavedModelTranslator` (the wrapper over an exported folder)
-    ctranslate2.py   `export_ctranslate2(run, folder)`, `CTranslate2Translator`
-    metadata.py      what both exports share: the record beside the model (tfm_export.json), the model and
-                     tokenizer an export writes, the input rule on a batch; no TensorFlow
+    saved_model.py              `export_saved_model(run, folder)`, `ExportedTranslator` (the saved module)
+    saved_model_translator.py   `SavedModelTranslator` (the wrapper over an exported folder)
+    ctranslate2.py              `export_ctranslate2(run, folder)`: the model as CTranslate2's spec, written
+    ctranslate2_translator.py   `CTranslate2Translator` (runs an exported folder; no TensorFlow)
+    metadata.py                 what both exports share: the record beside the model (tfm_export.json), the
+                                model and tokenizer an export writes, the input rule on a batch; no TensorFlow
+
+`saved_model.py` and `ctranslate2.py` re-export their translator, so `from tfm.serving.saved_model import
+SavedModelTranslator` and `from tfm.serving.ctranslate2 import CTranslate2Translator` work too.
 
 Names are imported on first use (PEP 562).
 
@@ -20,12 +24,13 @@ Example:
 from tfm._lazy import lazy_attributes as _lazy_attributes
 
 _EXPORTS = {
-    **dict.fromkeys(("ExportedTranslator", "SIGNATURES", "SavedModelTranslator", "export_saved_model"),
-                    "tfm.serving.saved_model"),
-    **dict.fromkeys(("CTranslate2Translator", "QUANTIZATIONS", "export_ctranslate2"), "tfm.serving.ctranslate2"),
+    **dict.fromkeys(("ExportedTranslator", "SIGNATURES", "export_saved_model"), "tfm.serving.saved_model"),
+    "SavedModelTranslator": "tfm.serving.saved_model_translator",
+    **dict.fromkeys(("QUANTIZATIONS", "export_ctranslate2"), "tfm.serving.ctranslate2"),
+    "CTranslate2Translator": "tfm.serving.ctranslate2_translator",
     **dict.fromkeys(("METADATA_FILE", "read_metadata", "resolve_model", "write_metadata"), "tfm.serving.metadata"),
 }
-_SUBMODULES = ("ctranslate2", "metadata", "saved_model")
+_SUBMODULES = ("ctranslate2", "ctranslate2_translator", "metadata", "saved_model", "saved_model_translator")
 
 __all__ = sorted(_EXPORTS)
 
