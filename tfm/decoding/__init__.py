@@ -1,17 +1,18 @@
 """Decoding (Vaswani et al., 2017, §6.1): search over ids, and text in / text out.
 
-    translator.py     `Translator`: sentences in, translations out (`Translator.from_run` for a run folder)
-    search_entry.py   `search`: greedy or beam search, with the length penalty and the KV cache: a SearchResult
-    greedy.py         greedy search
-    beam.py           beam search (k alive and k finished hypotheses per sentence)
-    search_core.py    SearchResult, the length penalty, the beam size's check, the steps both searches take
-    batch_state.py    the search's state when a decided sentence leaves the batch (dynamic shapes)
-    decodable.py      how the search sees a model: `start` / `step` over a `DecodingState`
-    constraints.py    constrained decoding: the `Constraint` protocol (§6.3's trees: `tfm.parsing.TreeConstraint`)
-    nbest.py          n-best lists and alignments, shared with the exported SavedModel
-    input_rule.py     the input rule in plain Python (for what runs without TensorFlow)
-    input_rule_ops.py the input rule in TensorFlow ops, shared with the exported SavedModel
-    evaluation.py     BLEU and chrF with sacreBLEU (§6.1, Table 2)
+    translator.py         `Translator`: sentences in, translations out (`Translator.from_run` for a run folder)
+    attention_weights.py  `attention_maps`: every layer's and head's attention for given outputs (for plots)
+    search_entry.py       `search`: greedy or beam search, with the length penalty and the KV cache: a SearchResult
+    greedy.py             greedy search
+    beam.py               beam search (k alive and k finished hypotheses per sentence)
+    search_core.py        SearchResult, the length penalty, the beam size's check, the steps both searches take
+    batch_state.py        the search's state when a decided sentence leaves the batch (dynamic shapes)
+    decodable.py          how the search sees a model: `start` / `step` over a `DecodingState`
+    constraints.py        constrained decoding: the `Constraint` protocol (§6.3's trees: `tfm.parsing.TreeConstraint`)
+    nbest.py              n-best lists and alignments, shared with the exported SavedModel
+    input_rule.py         the input rule in plain Python (for what runs without TensorFlow)
+    input_rule_ops.py     the input rule in TensorFlow ops, shared with the exported SavedModel
+    evaluation.py         BLEU and chrF with sacreBLEU (§6.1, Table 2)
 
 Every model decodes through one interface, `encode` -> `DecodingState` and `decode_step`
 (`tfm.models.decoding_state`); `DecodingState` is importable from here too.
@@ -38,10 +39,11 @@ _EXPORTS = {
     "beam_search": "tfm.decoding.beam",
     "greedy_search": "tfm.decoding.greedy",
     "search": "tfm.decoding.search_entry",
-    **dict.fromkeys(("LENGTH_MULTIPLE", "Translator", "attention_maps", "translate"), "tfm.decoding.translator"),
+    **dict.fromkeys(("LENGTH_MULTIPLE", "Translator", "translate"), "tfm.decoding.translator"),
+    "attention_maps": "tfm.decoding.attention_weights",
 }
-_SUBMODULES = ("batch_state", "beam", "constraints", "decodable", "evaluation", "greedy", "input_rule",
-               "input_rule_ops", "nbest", "search_core", "search_entry", "translator")
+_SUBMODULES = ("attention_weights", "batch_state", "beam", "constraints", "decodable", "evaluation", "greedy",
+               "input_rule", "input_rule_ops", "nbest", "search_core", "search_entry", "translator")
 
 __all__ = sorted(_EXPORTS)
 

@@ -14,10 +14,13 @@ on_invalid="error") -> list[str]`, `translate_with_scores(...) -> (list[str], li
 `__call__ = translate`; None means the translator's own setting.
 
 The input rule (refused input, whitespace, blank in -> blank out, truncation) is
-`tfm.decoding.input_rule_ops`'s, the same ops the exported SavedModel runs. Attention weights for plots come from one
-teacher-forced pass over the chosen hypothesis: the same numbers the cached steps
-computed (cached == uncached), without carrying a per-layer, per-head weights buffer
-through every beam reorder.
+`tfm.decoding.input_rule_ops`'s, the same ops the exported SavedModel runs. Attention weights for plots
+(`Translator.attention`) come from `tfm.decoding.attention_weights.attention_maps`, re-exported here: one
+teacher-forced pass over the chosen hypothesis.
+
+Example:
+    >>> ON_INVALID, LENGTH_MULTIPLE   # what `on_invalid=` takes; source lengths are padded to a multiple of 8
+    (('error', 'empty'), 8)
 """
 
 import logging
@@ -30,11 +33,12 @@ import tensorflow as tf
 
 from tfm.config.rules import validate_length_penalty
 from tfm.decoding import input_rule, input_rule_ops, nbest
+from tfm.decoding.attention_weights import attention_maps  # re-exported (it lived here)
 from tfm.decoding.decodable import as_decodable
 from tfm.decoding.search_entry import SearchResult, search, validate_beam_size
 from tfm.models.quantization import quantized_copy, validate_quantize
 from tfm.runs.folder import AVERAGED, CHECKPOINT_DIR, load_run
-from tfm.special_tokens import END_ID, START_ID
+from tfm.special_tokens import END_ID
 
 logger = logging.getLogger("tfm.decoding")
 
@@ -58,41 +62,6 @@ class _OneTracePerTranslator(logging.Filter):
 
 
 tf.get_logger().addFilter(_OneTracePerTranslator())
-
-
-def attention_maps(model, source_ids, output_ids):
-    """Attention weights of every layer and head for given outputs (e.g. the chosen hypothesis).
-
-    One teacher-forced pass over `START + output_ids`; by the cached == uncached
-    property these are the weights the search saw.
-
-    Args:
-        model: a `Transformer` or a `Seq2Seq`.
-        source_ids: int `(B, S)`.
-        output_ids: int `(B, T)`, 0-padded, no START / END (`sequences` of a search).
-
-    Returns:
-        dict of lists (one entry per layer) of float arrays, the models' `attention_weights`:
-        Transformer: `encoder_self_attention` `(B, N, S, S)`, `decoder_self_attention`
-        `(B, N, T+1, T+1)`, `cross_attention` `(B, N, T+1, S)` (row `i` is the
-        step that produced output `i`; the last row produced END); Seq2Seq with
-        attention: `cross_attention` `[(B, T+1, S)]`.
-
-    Example:
-        >>> from tfm import Transformer
-        >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1)
-        >>> maps = attention_maps(model, [[5, 6, 7]], [[9, 10]])   # outputs 9 10, then END
-        >>> maps["cross_attention"][0].shape                        # (B, N, T + 1, S)
-        (1, 4, 3, 3)
-    """
-    decodable = as_decodable(model)
-    source_ids = tf.cast(tf.convert_to_tensor(source_ids), tf.int32)
-    if decodable.max_source_length is not None:
-        source_ids = source_ids[:, : decodable.max_source_length]
-    output_ids = tf.cast(tf.convert_to_tensor(output_ids), tf.int32)
-    decoder_input = tf.concat([tf.fill([tf.shape(output_ids)[0], 1], START_ID), output_ids], axis=1)
-    maps = decodable.attention(source_ids, decoder_input)
-    return {name: [np.asarray(w) for w in weights] for name, weights in maps.items()}
 
 
 def as_bytes(sentences):
