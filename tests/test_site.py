@@ -538,7 +538,7 @@ def test_course_figures_are_shown_at_their_width_or_enlarge_on_click(browser):
     (docs/assets/tfm.js)."""
     page, base = browser
     page.set_viewport_size({"width": 1280, "height": 900})
-    small, seen = [], 0
+    small, seen, sharp = [], 0, 0
     for name in NOTEBOOK_PAGES:
         page.goto(base + name, wait_until="load")
         figures = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-OutputArea-output img'))
@@ -547,11 +547,13 @@ def test_course_figures_are_shown_at_their_width_or_enlarge_on_click(browser):
                           column: img.parentElement.clientWidth, zoom: img.classList.contains('tfm-zoomable')}))""")
         for index, figure in enumerate(figures):
             seen += 1
+            sharp += figure["pixels"] >= 2 * figure["natural"]  # a 2x figure (tools/make_course.py)
             if figure["shown"] >= 0.8 * figure["natural"]:
                 continue
             if not (figure["natural"] > figure["column"] and figure["shown"] >= figure["column"] - 1 and figure["zoom"]):
                 small.append(f"{name} figure {index}: {figure}")
     assert seen >= 50 and not small, small[:10]
+    assert sharp >= 10, f"only {sharp} figures drawn at 2x: the pages lost the output's width attribute"
     page.goto(base + "course/07_training_recipe.html", wait_until="load")
     figure = page.locator("img.tfm-zoomable").first
     figure.scroll_into_view_if_needed()
