@@ -8,6 +8,7 @@
     rnn_args.py   the RNN baselines' argument rules (cell, attention, score), shared by the layers and
                   `Seq2SeqConfig`
     fidelity.py   the table of where tfm follows the paper and where it differs (docs/paper_fidelity.md)
+    paper_settings.py  the paper's values that table compares with, and why ours differ (plain data)
 
 Importing this package starts no TensorFlow: `tfm --help` reads the presets from here.
 
