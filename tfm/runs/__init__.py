@@ -13,6 +13,7 @@
     history.csv     `history.py`: one row per epoch, read and written here
     resume.py       where an interrupted run stands, and its backup
     example.py      `write_example_run`: a small run folder made without training, for examples and tests
+    published.py    a notebook's run beside its published copy's (machine, epochs, scores): what a budgeted run prints
 
 Names are imported on first use (PEP 562): `import tfm.runs` starts no TensorFlow.
 
@@ -36,9 +37,10 @@ _EXPORTS = {
                     "tfm.runs.history"),
     **dict.fromkeys(("WriteError", "cause", "model_record", "save_weights", "write_atomic", "write_json_atomic"),
                     "tfm.runs.atomic"),
+    **dict.fromkeys(("machine_description", "print_beside_published", "published_summary"), "tfm.runs.published"),
 }
-_SUBMODULES = ("atomic", "checkpoints", "example", "folder", "history", "layout", "lifecycle", "paths", "record",
-               "resume", "weights")
+_SUBMODULES = ("atomic", "checkpoints", "example", "folder", "history", "layout", "lifecycle", "paths", "published",
+               "record", "resume", "weights")
 
 __all__ = sorted(_EXPORTS)
 
