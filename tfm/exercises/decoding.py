@@ -90,7 +90,8 @@ def beam_step_reference(log_probs, token_log_probs):
 
     Example:
         >>> log_probs = np.log([[0.6, 0.4]])                                  # B=1, K=2
-        >>> token_log_probs = np.log([[[0.5, 0.5, 0.0], [0.1, 0.1, 0.8]]])    # V=3
+        >>> with np.errstate(divide="ignore"):                               # log(0) = -inf: a token never chosen
+        ...     token_log_probs = np.log([[[0.5, 0.5, 0.0], [0.1, 0.1, 0.8]]])  # V=3
         >>> scores, beams, tokens = beam_step_reference(log_probs, token_log_probs)
         >>> np.exp(scores).round(2).tolist(), beams.tolist(), tokens.tolist()   # 0.4 * 0.8 beats 0.6 * 0.5
         ([[0.32, 0.3]], [[1, 0]], [[2, 0]])
