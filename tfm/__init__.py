@@ -60,8 +60,8 @@ _EXPORTS = {
     # Configs (tfm.config).
     "TransformerConfig": "tfm.config.configs",
     "Seq2SeqConfig": "tfm.config.configs",
-    "DataConfig": "tfm.config.configs",
-    "TrainingConfig": "tfm.config.configs",
+    "DataConfig": "tfm.config.run_settings",
+    "TrainingConfig": "tfm.config.run_settings",
     # Models (tfm.models): the front door is `Transformer.from_preset` / `Seq2Seq.from_preset`.
     "Transformer": "tfm.models.transformer",
     "Seq2Seq": "tfm.models.seq2seq",

@@ -1,7 +1,8 @@
 """Every setting's one home: the configs, the rules their values obey, and the paper-fidelity table.
 
-    configs.py    `TransformerConfig` (presets `tiny` ... `base`, `big`), `Seq2SeqConfig`, `DataConfig`,
-                  `TrainingConfig`: frozen dataclasses, one comment per field
+    configs.py    `TransformerConfig` (presets `tiny` ... `base`, `big`) and `Seq2SeqConfig`: the models' frozen
+                  dataclasses, one comment per field (re-exports the two below)
+    run_settings.py  `DataConfig` and `TrainingConfig`: a run's corpus and batching, and how it trains
     rules.py      what every config shares: presets by name, dict/JSON round trips (`ConfigIO`) and
                   `--set FIELD=VALUE` parsing; re-exports the two below
     validation.py the checks every value passes, wherever it comes from (Python, `--set`, a run's config.json)
@@ -19,7 +20,8 @@ Example:
     (3, 64)
 """
 
-from tfm.config.configs import DataConfig, Seq2SeqConfig, TrainingConfig, TransformerConfig
+from tfm.config.configs import Seq2SeqConfig, TransformerConfig
+from tfm.config.run_settings import DataConfig, TrainingConfig
 from tfm.config.rules import (
     PREPROCESSORS,
     ConfigIO,

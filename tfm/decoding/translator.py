@@ -32,13 +32,12 @@ import numpy as np
 import tensorflow as tf
 
 from tfm.config.rules import validate_length_penalty
-from tfm.decoding import input_rule, input_rule_ops, nbest
-from tfm.decoding.attention_weights import attention_maps  # re-exported (it lived here)
+from tfm.decoding import attention_weights, input_rule, input_rule_ops, nbest
+from tfm.decoding.attention_weights import attention_maps  # noqa: F401  (re-exported: it lived here)
 from tfm.decoding.decodable import as_decodable
 from tfm.decoding.search_entry import SearchResult, search, validate_beam_size
 from tfm.models.quantization import quantized_copy, validate_quantize
 from tfm.runs.folder import AVERAGED, CHECKPOINT_DIR, load_run
-from tfm.special_tokens import END_ID
 
 logger = logging.getLogger("tfm.decoding")
 
@@ -387,91 +386,27 @@ class Translator:
             layer: int. The decoder layer whose cross-attention (averaged over heads) is read.
 
         Returns:
-            list of dicts: `translation`, `score`, `source_tokens` and `target_tokens` (subword
-            strings), `alignment` (one source index per target subword) and `attention`
-            (float `(T, S)`), as the exported model's `alignment` signature answers.
+            list of dicts, as `tfm.decoding.attention_weights.align` gives them (the exported model's
+            `alignment` signature answers the same).
         """
-        nbest.validate_alignment_layer(self.model, layer)
-        rows, has_source, _ = self.prepare(list(sentences))
-        aligned = [None] * len(rows)
-        for chunk, ids in self._batches(rows):
-            result = self.search_ids(ids)
-            present = tf.constant(has_source[chunk])
-            texts, scores = input_rule_ops.finish(self.tokenizer, result.sequences, result.scores, present)
-            maps = nbest.alignments(self.decodable, self.tokenizer, tf.constant(ids), result.sequences,
-                                      tf.constant(result.lengths), present, layer)
-            maps = {name: value.numpy() for name, value in maps.items()}
-            for j, row in enumerate(chunk):
-                n, s = int((maps["alignment"][j] >= 0).sum()), len(rows[row])
-                aligned[row] = {
-                    "translation": texts[j].numpy().decode("utf-8", "replace"), "score": float(scores[j]),
-                    "source_tokens": [t.decode("utf-8", "replace") for t in maps["source_tokens"][j, :s]],
-                    "target_tokens": [t.decode("utf-8", "replace") for t in maps["target_tokens"][j, :n]],
-                    "alignment": [int(a) for a in maps["alignment"][j, :n]],
-                    "attention": maps["attention"][j, :n, :s],
-                }
-        return aligned
+        return attention_weights.align(self, sentences, layer)
 
     def beam_attention(self, sentence, layer=-1):
         """Each of the k best hypotheses of one sentence with its cross-attention (for `tfm.viz.plot_beam_attention`).
 
         Returns:
-            list of dicts (best first, unfilled slots left out): `translation`, `score`,
-            `source_tokens`, `target_tokens`, `attention` float `(T, S)` (layer `layer`,
-            averaged over heads).
+            list of dicts, as `tfm.decoding.attention_weights.beam_attention` gives them.
         """
-        nbest.validate_alignment_layer(self.model, layer)
-        rows, has_source, _ = self.prepare([sentence])
-        if not has_source[0]:
-            return []
-        ids = input_rule_ops.pad_source(tf.ragged.constant([[int(t) for t in rows[0]]], dtype=tf.int32,
-                                                       ragged_rank=1)).numpy()  # (1, S)
-        result = self._search_function(self.beam_size, self.alpha, return_all=True)(tf.constant(ids))
-        texts, scores = nbest.nbest(self.tokenizer, result, tf.constant(has_source))
-        sequences = result.all_sequences[0]  # (k, T)
-        k = int(tf.shape(sequences)[0])
-        lengths = tf.reduce_sum(tf.cast(tf.not_equal(sequences, 0), tf.int32), axis=1)
-        maps = nbest.alignments(self.decodable, self.tokenizer, tf.repeat(ids, k, axis=0), sequences, lengths,
-                                  tf.ones([k], tf.bool), layer)
-        hypotheses = []
-        for j in range(k):
-            if not np.isfinite(scores[0, j]):
-                continue
-            n = int(lengths[j])
-            hypotheses.append({
-                "translation": texts[0, j].numpy().decode("utf-8", "replace"), "score": float(scores[0, j]),
-                "source_tokens": [t.decode("utf-8", "replace") for t in maps["source_tokens"][j].numpy()],
-                "target_tokens": [t.decode("utf-8", "replace") for t in maps["target_tokens"][j, :n].numpy()],
-                "attention": maps["attention"][j, :n].numpy(),
-            })
-        return hypotheses
+        return attention_weights.beam_attention(self, sentence, layer)
 
     def attention(self, sentence):
         """Translate one sentence and return its attention maps for plotting.
 
         Returns:
-            dict: `source_tokens` and `target_tokens` (subword strings; the target
-            ends with `[END]`), `translation` (str), and the arrays of
-            `attention_maps` for this sentence (batch axis removed).
+            dict, as `tfm.decoding.attention_weights.sentence_attention` gives it: the subword tokens, the
+            translation and every layer's attention weights.
         """
-        rows, has_source, _ = self.prepare([sentence])
-        row = rows[0]
-        ids = input_rule_ops.pad_source(tf.ragged.constant([[int(t) for t in row]], dtype=tf.int32, ragged_rank=1))
-        ids = ids.numpy()  # (1, S), S >= 1
-        result = self.search_ids(ids)
-        # Nothing to translate: no output tokens (only END), as `translate` answers "".
-        n = int(result.lengths[0]) if has_source[0] else 0
-        output = result.sequences[:, :n]
-        translation, _ = input_rule_ops.finish(self.tokenizer, output, result.scores[:1], tf.constant(has_source))
-        maps = attention_maps(self.model, ids, output)
-        tokens = lambda x: [t.decode("utf-8", errors="replace") for t in  # noqa: E731
-                            self.tokenizer.id_to_token(tf.constant(x, tf.int32)).numpy()]
-        return {
-            "source_tokens": tokens(row),
-            "target_tokens": tokens(list(output[0]) + [END_ID]),
-            "translation": translation.numpy()[0].decode("utf-8", "replace"),
-            **{name: [w[0] for w in weights] for name, weights in maps.items()},
-        }
+        return attention_weights.sentence_attention(self, sentence)
 
 
 _TRANSLATORS_ATTRIBUTE = "_tfm_translators"
