@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench bench-deps clean-notebooks venv course docs korean
+.PHONY: demo test test-fast bench bench-deps clean-notebooks venv course docs korean explorer
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -56,6 +56,13 @@ korean: $(STAMP)
 # the executed course of docs/course/ as it is (never re-run), the guides, results and the API reference.
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --site-dir site
+
+# The attention explorer's data (docs/explorer/attention_data.js, the site's page docs/explorer.md) from a trained
+# run of notebook 08: every attention weight for ten Multi30k test sentences ($TFM_DATA_DIR's data cache).
+# `make course` writes it after running notebook 08; `make explorer RUN=...` from another run.
+RUN ?= runs/08_multi30k_d256
+explorer: $(STAMP)
+	$(PY) tools/attention_explorer.py $(RUN)
 
 clean-notebooks: $(STAMP)
 	$(VENV)/bin/jupyter nbconvert --clear-output --inplace notebooks/*.ipynb

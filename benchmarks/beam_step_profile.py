@@ -214,7 +214,7 @@ def main(argv=None):
     from tfm import runs
     from tfm.data.preprocess import preprocess
     from tfm.decoding import Translator
-    from tfm.decoding.evaluation import split_pairs
+    from tfm.decoding.bleu import split_pairs
 
     model, tokenizer, info = runs.load_run(args.run)
     sources, _ = split_pairs(info, "test", limit=args.sentences)

@@ -41,8 +41,9 @@ def recompute_decoder(model):
     """No cache, the encoder output computed once: the decoder alone reruns over the whole prefix at every step."""
     import tensorflow as tf
 
-    from tfm.decoding import DecodingState, ModelDecodable
-    from tfm.decoding.decodable import repeat_rows
+    from tfm.decoding import ModelDecodable
+    from tfm.models import DecodingState
+    from tfm.decoding.model_adapter import repeat_rows
 
     class RecomputeDecoder(ModelDecodable):
         def start(self, source_ids, max_steps=None, use_cache=True):
@@ -111,6 +112,8 @@ def main(argv=None):
 
     import tensorflow as tf
 
+    from tfm.config import DecodingConfig
+
     model, source, config = build(preset, sentences, args.min_length, args.max_length)
     print(f"TensorFlow {tf.__version__}; {os.cpu_count()} CPUs; preset {preset} ({config.num_layers}+"
           f"{config.num_layers} layers, d_model {config.d_model}, vocab {config.vocab_size}, "
@@ -120,7 +123,7 @@ def main(argv=None):
 
     rows, results = [], {}
     for label, beam_size in (("greedy", 1), ("beam 4", 4)):
-        searches = make_searches(model, beam_size, config.length_penalty, args.extra)
+        searches = make_searches(model, beam_size, DecodingConfig().length_penalty, args.extra)
         ids = tf.constant(source)
         outputs, warmup = {}, {}
         for name, fn in searches.items():

@@ -33,7 +33,7 @@ alternate the candidates, after one warm-up pass over all the sentences (tracing
 compilation, thread pools; its seconds are kept as `warmup_s`); ratios are against CTranslate2
 float32 at its fastest layout (two batches in parallel). After each table, the beam step's
 profile (`beam_step_profile.py`) on the same run: where the Translator's time goes.
-BLEU is the run's metric (`tfm.decoding.evaluation.score`: Moses-tokenized lowercased for a
+BLEU is the run's metric (`tfm.decoding.bleu.score`: Moses-tokenized lowercased for a
 moses_lc run, else tokenized lowercased), so "same BLEU" is visible in the same table.
 CTranslate2's length penalty is `|Y|^α`, not GNMT's `((5 + |Y|) / 6)^α` (§6.1), so its
 beams may rank a few sentences differently; its greedy outputs equal tfm's
@@ -117,8 +117,9 @@ def table(run_dir, args):
     from tfm import runs
     from tfm.data.preprocess import preprocess
     from tfm.decoding import Translator
-    from tfm.decoding.evaluation import score, split_pairs
-    from tfm.serving.ctranslate2 import CTranslate2Translator, export_ctranslate2
+    from tfm.decoding.bleu import score, split_pairs
+    from tfm.serving.ctranslate2 import export_ctranslate2
+    from tfm.serving.ctranslate2_translator import CTranslate2Translator
     from tfm.serving.saved_model import export_saved_model
 
     model, tokenizer, info = runs.load_run(run_dir)

@@ -53,7 +53,7 @@ def main(argv=None):
     import tensorflow as tf
 
     import tfm
-    from tfm.config import TrainingConfig
+    from tfm.config import Recipe
     from tfm.data import bucket_by_token_budget, load_dataset, train_tokenizer
     from tfm.training.distribute import cpu_has_native_bfloat16
     from tfm.training import compile_model
@@ -63,11 +63,11 @@ def main(argv=None):
         pairs = load_dataset("numbers", "train")
     else:
         pairs = load_dataset("multi30k", "train", "en", "de", data_dir=data_dir, download=False)
-    config = tfm.TransformerConfig.preset(args.preset)
-    tokenizer = train_tokenizer(pairs, config.vocab_size, seed=0)
-    config = tfm.TransformerConfig.preset(args.preset, vocab_size=tokenizer.vocab_size)
-    batches = bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=config.tokens_per_batch,
-                                     max_length=config.max_length, shuffle=True, seed=0)
+    recipe = Recipe.preset(args.preset)
+    tokenizer = train_tokenizer(pairs, recipe.data.subwords, seed=0)
+    recipe = recipe.replace(vocab_size=tokenizer.vocab_size)
+    batches = bucket_by_token_budget(pairs, tokenizer, tokens_per_batch=recipe.training.tokens_per_batch,
+                                     max_length=recipe.data.max_pair_length, shuffle=True, seed=0)
     autotune_on = tf.data.Options()
     autotune_on.autotune.enabled = True
     data = {"autotune on (TF's default)": batches.take(args.steps).with_options(autotune_on),
@@ -76,7 +76,7 @@ def main(argv=None):
     models = {}
     for name in data:
         keras.utils.set_random_seed(0)
-        models[name], _ = compile_model(config, tf.distribute.get_strategy(), TrainingConfig(mixed_precision=mixed))
+        models[name], _ = compile_model(recipe.replace(mixed_precision=mixed), tf.distribute.get_strategy())
 
     class Clock(keras.callbacks.Callback):
         """Each epoch's (batches seconds, epoch seconds)."""

@@ -63,7 +63,7 @@ def main(argv=None):
 
     from tfm.training.averaging import average_checkpoints
     from tfm.data.preprocess import run_preprocess
-    from tfm.decoding.evaluation import evaluate, split_pairs
+    from tfm.decoding.bleu import evaluate, split_pairs
     from tfm.runs import epoch_checkpoints, load_run, read_run_config
 
     info = read_run_config(args.run)

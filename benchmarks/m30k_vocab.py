@@ -64,11 +64,11 @@ def main(argv=None):
         parser.error(f"--sizes must leave room beyond the 4 reserved ids (>= 5); got {bad}")
     args.data_dir = args.data_dir or os.environ.get("TFM_DATA_DIR")
 
-    from tfm.config import DataConfig, TransformerConfig
+    from tfm.config import DataConfig, Recipe
     from tfm.training.pipeline import learn_tokenizer, load_pairs
 
-    recipe = TransformerConfig.m30k_small()
-    data = DataConfig(dataset="multi30k", data_dir=args.data_dir, preprocess=recipe.preprocess,
+    recipe = Recipe.preset("m30k_small")
+    data = DataConfig(dataset="multi30k", data_dir=args.data_dir, preprocess=recipe.data.preprocess,
                       train_sentences=args.sentences)
     try:
         train_pairs = load_pairs(data, "train")

@@ -35,7 +35,7 @@ def child(preset, tokens, steps, mixed):
         keras.config.set_dtype_policy("mixed_bfloat16")
     config = tfm.TransformerConfig.preset(preset, max_length=LENGTH)
     model = tfm.Transformer.from_preset(config)
-    model.compile(optimizer=tfm.build_optimizer(config), loss=tfm.LabelSmoothedCrossEntropy(0.1))
+    model.compile(optimizer=tfm.build_optimizer(preset), loss=tfm.LabelSmoothedCrossEntropy(0.1))
     batch = max(1, tokens // LENGTH)
     rng = np.random.default_rng(0)
     src = rng.integers(4, config.vocab_size, (batch, LENGTH)).astype("int32")

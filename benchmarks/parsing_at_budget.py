@@ -103,9 +103,9 @@ def model_overrides(assignments, model):
 def run_model(name, args, gold, curves, train_sentences=None):
     from tfm.training.averaging import average_checkpoints
     from tfm.parsing.treebank import SPLIT_SIZES
-    from tfm.decoding.evaluation import split_pairs
+    from tfm.decoding.bleu import split_pairs
     from tfm.parsing import DATASET_LEAVES
-    from tfm.models.registry import make_config
+    from tfm.config import Recipe, apply_overrides
     from tfm.parsing import evaluate_parsing
     from tfm.runs import epoch_checkpoints, load_run
     from tfm.training import train
@@ -113,14 +113,15 @@ def run_model(name, args, gold, curves, train_sentences=None):
     overrides = model_overrides(args.set, name)
     # With --set the preset's description would be wrong: the label names the changes instead.
     label = MODELS[name] if not overrides else f"{SHORT_NAMES[name]}, parse_small with {' '.join(overrides)}"
-    config = make_config("parse_small", name, overrides=overrides)
+    recipe = apply_overrides(Recipe.preset("parse_small", model=name), list(overrides)).replace(
+        dataset=args.dataset, data_dir=args.data_dir, seed=0, validation=False, mixed_precision=args.mixed_precision,
+        train_sentences=train_sentences)
     run_dir = os.path.join(args.runs, name if train_sentences is None else f"{name}_{train_sentences}")
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
     points = curves[label if train_sentences is None else f"{label}, {train_sentences} sentences"] = []
-    result = train(config, args.dataset, output=run_dir, epochs=args.max_epochs, data_dir=args.data_dir, seed=0,
-                   validation=False, verbose=0, mixed_precision=args.mixed_precision,
-                   callbacks=[budget_callback(args.budget, label, points)], train_sentences=train_sentences)
-    last = min(config.checkpoints_to_average, len(epoch_checkpoints(run_dir)))
+    result = train(recipe, output=run_dir, epochs=args.max_epochs, verbose=0,
+                   callbacks=[budget_callback(args.budget, label, points)])
+    last = min(recipe.decoding.checkpoints_to_average, len(epoch_checkpoints(run_dir)))
     if last >= 2:
         average_checkpoints(run_dir, last=last)
     model, tokenizer, info = load_run(run_dir)
@@ -201,11 +202,11 @@ def main(argv=None):
     args.data_dir = args.data_dir or os.environ.get("TFM_DATA_DIR")
     from tfm.parsing.treebank import SPLIT_SIZES, ptb_parse_trees
 
-    from tfm.models.registry import make_config
+    from tfm.config import Recipe, apply_overrides
 
     try:
         for name in args.models:  # a config that cannot be built fails here, not after an hour of training
-            make_config("parse_small", name, overrides=model_overrides(args.set, name))
+            apply_overrides(Recipe.preset("parse_small", model=name), model_overrides(args.set, name))
     except ValueError as error:
         parser.error(str(error))
     bad = [f for f in args.learning_curve if not 0.0 < f < 1.0]

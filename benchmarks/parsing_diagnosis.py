@@ -161,7 +161,7 @@ def main(argv=None):
     import numpy as np
 
     from tfm.parsing.treebank import ptb_parse_pairs
-    from tfm.models.registry import make_config
+    from tfm.config import Recipe, apply_overrides
     from tfm.runs import load_run
     from tfm.training import train
 
@@ -175,11 +175,11 @@ def main(argv=None):
         return 0
     run_dir = args.run
     if run_dir is None:
-        config = make_config("parse_small", args.model, overrides=args.set)
+        recipe = apply_overrides(Recipe.preset("parse_small", model=args.model), args.set or []).replace(
+            dataset=args.dataset, data_dir=args.data_dir, seed=0, validation=False)
         run_dir = os.path.join(args.runs, args.model)
         shutil.rmtree(run_dir, ignore_errors=True)
-        history = train(config, args.dataset, output=run_dir, epochs=args.epochs, data_dir=args.data_dir, seed=0,
-                        validation=False, verbose=0).history
+        history = train(recipe, output=run_dir, epochs=args.epochs, verbose=0).history
         print("training loss by epoch: " + " ".join(f"{x:.3f}" for x in history.get("loss", [])))
     model, tokenizer, info = load_run(run_dir)
 

@@ -69,7 +69,7 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
     from tfm.training.callbacks import TrainingBudget
     from tfm.data.preprocess import preprocess, run_preprocess
     from tfm.decoding import Translator
-    from tfm.decoding.evaluation import score, split_pairs
+    from tfm.decoding.bleu import score, split_pairs
     from tfm.runs import load_run
 
     state = {}
@@ -99,10 +99,10 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
 def run_model(name, args, curves):
     import shutil
 
-    from tfm.decoding.evaluation import evaluate, split_pairs
+    from tfm.decoding.bleu import evaluate, split_pairs
     from tfm.training.averaging import average_checkpoints
     from tfm.data.preprocess import run_preprocess
-    from tfm.models.registry import make_config
+    from tfm.config import Recipe, apply_overrides
     from tfm.runs import epoch_checkpoints, load_run
     from tfm.training import train
 
@@ -112,18 +112,17 @@ def run_model(name, args, curves):
         label = f"{label} + {', '.join(args.set)}"
     preset, tokens = OWN_PRESET.get(name, ("small", TOKENS_PER_BATCH))
     # As `tfm train --preset small --set ... --tokens-per-batch 2048`, so the CLI can resume the run.
-    config = make_config(preset, model, overrides=overrides, tokens_per_batch=tokens)
+    mixed = use_mixed_precision(args.precision)
+    recipe = apply_overrides(Recipe.preset(preset, model=model), list(overrides)).replace(
+        tokens_per_batch=tokens, dataset="multi30k", source_lang="en", target_lang="de", data_dir=args.data_dir,
+        seed=0, mixed_precision=mixed, keep_checkpoints=args.keep_checkpoints, validation=False)
     run_dir = os.path.join(args.runs, name)
     shutil.rmtree(run_dir, ignore_errors=True)  # the budget counts from a fresh start
-    mixed = use_mixed_precision(args.precision)
-    common = dict(output=run_dir, source_lang="en", target_lang="de", data_dir=args.data_dir, seed=0,
-                  tokens_per_batch=tokens, mixed_precision=mixed, keep_checkpoints=args.keep_checkpoints)
     points = curves[label] = []
     start = time.perf_counter()
     budget = None if args.epochs else args.budget
     timer = budget_callback(run_dir, budget, args.curve_sentences, label, points)
-    result = train(config, "multi30k", epochs=args.epochs or args.max_epochs, validation=False, verbose=0, **common,
-                   callbacks=[timer])
+    result = train(recipe, output=run_dir, epochs=args.epochs or args.max_epochs, verbose=0, callbacks=[timer])
     wall = time.perf_counter() - start
     stalled = timer.stalled_epochs()
     if stalled:
@@ -138,14 +137,14 @@ def run_model(name, args, curves):
            "stalled_epochs": [i + 1 for i in stalled]}
     if args.no_test:  # the search scores validation only (benchmarks/m30k_select.py); test once at the end
         return row
-    average = config.checkpoints_to_average
+    average = recipe.decoding.checkpoints_to_average
     last = min(average, len(epoch_checkpoints(run_dir)))
     if last >= 2:
         average_checkpoints(run_dir, last=last)
     model, tokenizer, info = load_run(run_dir)
     sources, refs = split_pairs(info, "test", limit=args.test_sentences)
     method, source_lang, target_lang = run_preprocess(info)
-    beam, alpha = (config.beam_size, config.length_penalty) if name in OWN_PRESET else (4, 0.6)
+    beam, alpha = (recipe.decoding.beam_size, recipe.decoding.length_penalty) if name in OWN_PRESET else (4, 0.6)
     _, scores = evaluate(model, tokenizer, sources, refs, beam_size=beam, alpha=alpha, preprocess=method,
                          source_lang=source_lang, target_lang=target_lang)
     return {**row, "beam_size": beam, "alpha": alpha, "averaged": last, "params": model.count_params(), "decode_seconds": round(scores["seconds"], 1),

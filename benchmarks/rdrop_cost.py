@@ -58,7 +58,7 @@ def main(argv=None):
     import tensorflow as tf
 
     import tfm
-    from tfm.config import TrainingConfig
+    from tfm.config import Recipe
     from tfm.data.batching import autotune_off
     from tfm.training.pipeline import pair_rows
     from tfm.training.distribute import cpu_has_native_bfloat16
@@ -85,9 +85,8 @@ def main(argv=None):
     for name, (overrides, mixed) in variants.items():
         keras.utils.set_random_seed(0)
         alpha = overrides.get("rdrop_alpha", 0.0)
-        config = tfm.TransformerConfig.preset(args.preset, vocab_size=args.vocab_size, **overrides)
-        training = TrainingConfig(rdrop_alpha=alpha, mixed_precision=mixed)
-        models[name], _ = compile_model(config, tf.distribute.get_strategy(), training)
+        recipe = Recipe.preset(args.preset, vocab_size=args.vocab_size, rdrop_alpha=alpha, mixed_precision=mixed)
+        models[name], _ = compile_model(recipe, tf.distribute.get_strategy())
         data[name] = plain.map(pair_rows) if alpha else plain
 
     def measure(name):

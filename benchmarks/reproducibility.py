@@ -75,7 +75,7 @@ def compare_weights(first, second):
 def translations(run_dir, sentences):
     """Greedy translations of the first validation sentences and their BLEU (Moses lc)."""
     from tfm.data.preprocess import run_preprocess
-    from tfm.decoding.evaluation import evaluate, split_pairs
+    from tfm.decoding.bleu import evaluate, split_pairs
     from tfm.runs import load_run
 
     model, tokenizer, info = load_run(run_dir, checkpoint="latest")
@@ -108,7 +108,7 @@ def main(argv=None):
         return 2
     os.environ["TFM_DATA_DIR"] = os.path.abspath(data_dir)
 
-    from tfm.runs.history import read_history
+    from tfm.runs import read_history
     from tfm.runs import latest_checkpoint
 
     scratch = tempfile.mkdtemp(prefix="tfm_reproducibility_")

@@ -61,7 +61,7 @@ def build_tfm(policy):
     keras.config.set_dtype_policy(policy)
     config = tfm.TransformerConfig.base(vocab_size=VOCAB, max_length=T)
     model = tfm.Transformer.from_preset(config)
-    model.compile(optimizer=tfm.build_optimizer(config), loss=tfm.LabelSmoothedCrossEntropy(0.1))
+    model.compile(optimizer=tfm.build_optimizer("base"), loss=tfm.LabelSmoothedCrossEntropy(0.1))
     keras.config.set_dtype_policy("float32")
     src, tin, tout = batch()
     return model, lambda: model.train_on_batch((src, tin), tout)

@@ -110,9 +110,9 @@ def main(argv=None):
         sys.exit(f"Multi30k not found under {data_dir!r}: {error}")
     if pairs_limit:
         pairs = pairs.take(pairs_limit)
-    config = tfm.TransformerConfig.preset(preset, dropout=0.1)
-    tokens_per_batch = args.tokens_per_batch or config.tokens_per_batch
-    tokenizer = train_tokenizer(pairs, config.vocab_size, seed=args.seed)
+    recipe = tfm.Recipe.preset(preset, dropout=0.1)
+    tokens_per_batch = args.tokens_per_batch or recipe.training.tokens_per_batch
+    tokenizer = train_tokenizer(pairs, recipe.data.subwords, seed=args.seed)
     config = tfm.TransformerConfig.preset(preset, vocab_size=tokenizer.vocab_size)
     report = length_report(pairs, tokenizer, config.max_length)
     longest = max(report.longest_source, report.longest_target)
@@ -139,7 +139,7 @@ def main(argv=None):
         keras.utils.set_random_seed(args.seed)
         keras.config.set_dtype_policy(precision.removesuffix(" + XLA"))
         model = tfm.Transformer.from_preset(config)
-        model.compile(optimizer=tfm.build_optimizer(config), loss=tfm.LabelSmoothedCrossEntropy(),
+        model.compile(optimizer=tfm.build_optimizer(preset), loss=tfm.LabelSmoothedCrossEntropy(),
                       jit_compile=precision.endswith(" + XLA"))
         models[batching, precision] = model
     keras.config.set_dtype_policy("float32")

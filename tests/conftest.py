@@ -54,7 +54,7 @@ def tiny_transformer(number_tokenizer):
 
     keras.utils.set_random_seed(0)
     config = TransformerConfig.tiny(vocab_size=number_tokenizer.vocab_size, dropout=0.0, num_layers=1,
-                                    max_length=TINY_MAX_LENGTH, max_extra_length=TINY_EXTRA)
+                                    max_length=TINY_MAX_LENGTH, extra_positions=TINY_EXTRA)
     return tfm.Transformer.from_preset(config)
 
 
@@ -137,13 +137,12 @@ def biased_decodable():
 @pytest.fixture(scope="session")
 def finished_run(tmp_path_factory):
     """A finished 2-epoch tiny run on the numbers task (keeps 5 checkpoints); damage only a `copy_run` of it."""
-    from training_helper import RUN, SMALL
+    from training_helper import RUN, small_recipe
 
-    from tfm.config import TransformerConfig
     from tfm.training import train
 
     run_dir = str(tmp_path_factory.mktemp("finished") / "run")
-    train(TransformerConfig.tiny(**SMALL), output=run_dir, epochs=2, keep_checkpoints=5, **RUN)
+    train(small_recipe(keep_checkpoints=5), "numbers", output=run_dir, epochs=2, **RUN)
     return run_dir
 
 

@@ -48,7 +48,7 @@ def build_variant(name, vocab_size, max_length, max_extra_length, seed=0):
     try:
         keras.utils.set_random_seed(seed)
         config = TransformerConfig.tiny(vocab_size=vocab_size, d_model=32, num_heads=2, d_ff=64, num_layers=1,
-                                        dropout=0.0, max_length=max_length, max_extra_length=max_extra_length,
+                                        dropout=0.0, max_length=max_length, extra_positions=max_extra_length,
                                         **flags)
         return tfm.Transformer.from_preset(config)
     finally:

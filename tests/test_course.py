@@ -7,6 +7,7 @@ function itself is tried on made-up notebooks (so it is tested even before any c
     .venv/bin/python -m pytest -q tests/test_course.py
 """
 
+import base64
 import copy
 import importlib.util
 import json
@@ -342,7 +343,8 @@ def test_a_figure_naming_a_machine_folder_is_refused_before_its_copy_is_written(
     assert [c["execution_count"] for c in executed["cells"] if c["cell_type"] == "code"] == [1, 2, 3, 4]
     assert "_tfm" not in json.dumps(executed) and len(executed["cells"]) == 5
     figures = [o for c in executed["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
-    assert len(figures) == 3 and executed["metadata"]["tfm_course"]["figures"] == {"dpi": 80, "scale": 2}
+    assert len(figures) == 3 and executed["metadata"]["tfm_course"]["figures"] == {
+        "dpi": 80, "scale": 2, "column": make_course.COLUMN_WIDTH}
     for figure in figures:  # drawn at 2x, shown at the 80-dpi width its metadata gives, stored with a palette
         width, height = png_size(figure)
         shown = figure["metadata"]["image/png"]
@@ -411,6 +413,54 @@ def test_copies_made_at_2x_show_each_figure_at_half_its_pixels(path):
     wrong = [(index, png_size(o), o.get("metadata", {}).get("image/png")) for index, o in enumerate(figures)
              if png_size(o)[0] // scale != o.get("metadata", {}).get("image/png", {}).get("width")]
     assert figures and not wrong, wrong
+
+
+def test_a_figure_wider_than_the_column_is_drawn_at_the_columns_width(monkeypatch):
+    """`FIGURE_FIT` in the kernel: IPython's retina PNG of a figure wider than `COLUMN_WIDTH` at 80 dpi is drawn at
+    the dpi that makes it the column's width (2x pixels, shown at <= the column); a narrower one is unchanged."""
+    import matplotlib.backend_bases
+    import matplotlib.pyplot as plt
+    from IPython.core.pylabtools import retina_figure
+
+    canvas = matplotlib.backend_bases.FigureCanvasBase
+    monkeypatch.setattr(canvas, "print_figure", canvas.print_figure)  # restored after the test
+
+    def drawn(inches):
+        """(pixel width, the width the output shows it at) of a figure `inches` wide, as the course draws it."""
+        figure, axes = plt.subplots(figsize=(inches, 2.5))
+        axes.plot([1, 2, 3])
+        axes.set_title("a title of ordinary size")
+        png, metadata = retina_figure(figure, bbox_inches="tight", dpi=make_course.FIGURE_SCALE * 80)
+        plt.close(figure)
+        return png_image({"data": {"image/png": base64.b64encode(png).decode()}}).size[0], metadata["width"]
+
+    sizes = (6, 10, 12, 16, 24)
+    before = {inches: drawn(inches) for inches in sizes}
+    exec(make_course.figure_fit(80), {})
+    after = {inches: drawn(inches) for inches in sizes}
+    column = make_course.COLUMN_WIDTH
+    for inches in sizes:
+        pixels, shown = after[inches]
+        assert pixels in (2 * shown, 2 * shown + 1), (inches, after[inches])
+        if before[inches][1] <= column:
+            assert after[inches] == before[inches], inches  # fits already: drawn as before
+        else:
+            assert column - 3 <= shown <= column, (inches, before[inches], after[inches])
+    assert before[6][1] < column < before[16][1]  # both kinds were tried
+
+
+@pytest.mark.parametrize("path", COPIES, ids=[p.name for p in COPIES])
+def test_copies_made_for_the_column_show_no_figure_wider_than_it(path):
+    """A copy whose record names the column its figures were drawn for (make_course since issue 50) shows every
+    figure at most that wide, so the page never shrinks one (tests/test_site.py checks it in Chromium)."""
+    executed = make_course.read(path)
+    column = executed["metadata"][make_course.METADATA_KEY].get("figures", {}).get("column")
+    if not column:
+        pytest.skip(f"{path.name} was made before figures were drawn for the column (make course draws them so)")
+    figures = [o for c in executed["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+    wide = [(index, o["metadata"]["image/png"]["width"]) for index, o in enumerate(figures)
+            if o.get("metadata", {}).get("image/png", {}).get("width", png_size(o)[0]) > column]
+    assert not wide, wide
 
 
 def test_merge_added_keeps_the_copys_outputs_and_finds_the_new_cells(source_and_copy):

@@ -810,3 +810,81 @@ def test_a_sentence_table_must_have_the_same_keys_and_fields_in_every_language()
         Messages(en={"a": "{n} inputs"}, ko={"a": "입력 {m}개"})
     with pytest.raises(ValueError, match="one table per language"):
         Messages(en={"a": "x"})
+
+
+# ---------------------------------------------------------------------------
+# A careless reader: a value that is not what the contract says, a function that never returns
+# ---------------------------------------------------------------------------
+class _NoLength(list):
+    """A pair whose length cannot be read: the checker's own `len(result)` fails on the reader's value."""
+
+    def __len__(self):
+        raise ValueError("no length here")
+
+
+# (checker, the reader's function, what the sentence must say): each a value of the wrong type or dtype.
+WRONG_RETURNS = [
+    ("causal_mask", lambda length: "mask", "On length=1, the mask could not be read as an array of numbers (got str)."),
+    ("causal_mask", lambda length: None, "On length=1, the mask could not be read as an array of numbers "
+                                         "(got NoneType)."),
+    ("causal_mask", lambda length: np.array([["a"]]), "On length=1, the mask could not be read as an array of "
+                                                      "numbers (got ndarray)."),
+    ("schedule", lambda iteration, d_model, warmup: 1j, "could not be read as an array of numbers (got complex)"),
+    ("label_smoothed_loss", lambda *args, **kwargs: np.datetime64("2017-06-12"),
+     "could not be read as an array of numbers (got datetime64)"),
+    ("padding_mask", lambda source_ids, scores: _NoLength([1, 2]),
+     "what <lambda> returned could not be checked (ValueError: no length here): compare its type, shape and dtype "
+     "with the contract in help(check_padding_mask)."),
+]
+
+
+@pytest.mark.parametrize("name, fn, said", WRONG_RETURNS, ids=[f"{w[0]}-{i}" for i, w in enumerate(WRONG_RETURNS)])
+def test_a_wrong_return_value_is_the_readers_problem_not_tfms(capsys, name, fn, said):
+    ok, english, korean = _both_languages(capsys, name, fn)
+    assert not ok
+    assert said in english, english
+    assert "tfm's reference" not in english and "기준값" not in korean, (english, korean)
+
+
+def test_an_error_reading_the_readers_value_is_said_in_korean_on_the_same_input(capsys):
+    _, english, korean = _both_languages(capsys, "padding_mask", WRONG_RETURNS[-1][1])
+    assert english.startswith("On one decoder step, source_ids (2, 5)")
+    assert korean == ("디코더 시점 하나, source_ids (2, 5) (문장 0의 실제 토큰은 3개), scores (2, 5)에서 <lambda> 함수가 "
+                      "돌려준 값을 검사할 수 없습니다 (ValueError: no length here). 돌려주는 값의 타입, shape, dtype을 "
+                      "help(check_padding_mask)에 적힌 형식과 비교해 보세요.")
+    assert ";" not in korean
+
+
+def test_a_function_that_never_returns_is_given_up_after_the_time_limit(capsys, monkeypatch):
+    """$TFM_CHECK_SECONDS bounds each call of the reader's function; the sentence says the check stopped waiting."""
+    import threading
+    import time
+
+    monkeypatch.setenv("TFM_CHECK_SECONDS", "0.3")
+    release = threading.Event()  # set at the end, so the abandoned calls finish too
+
+    def endless(length):
+        release.wait(30)
+
+    try:
+        start = time.monotonic()
+        ok, english, korean = _both_languages(capsys, "causal_mask", endless)
+        assert time.monotonic() - start < 10  # two checks of 0.3 s each, not 2 x 30 s
+    finally:
+        release.set()
+    assert not ok
+    assert english.startswith("On length=1, endless had not returned after 0.3 s, so the check stopped waiting; "
+                              "Python cannot stop a function from outside, so it may still be running")
+    assert "$TFM_CHECK_SECONDS" in english and "$TFM_CHECK_SECONDS" in korean
+    assert korean.startswith("length=1에서 endless 함수가 0.3초가 지나도록 값을 돌려주지 않아 검사를 멈췄습니다.")
+    assert ";" not in korean
+    # Within the limit, the same check runs to its verdict.
+    monkeypatch.setenv("TFM_CHECK_SECONDS", "30")
+    assert _verdict(capsys, "causal_mask", SOLUTIONS["causal_mask"])[0]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "inf", "nan"])
+def test_a_bad_time_limit_is_refused_by_name(monkeypatch, value):
+    monkeypatch.setenv("TFM_CHECK_SECONDS", value)
+    with pytest.raises(ValueError, match=re.escape(f"$TFM_CHECK_SECONDS={value!r} is not a positive number")):
+        exercises.check_causal_mask(SOLUTIONS["causal_mask"])

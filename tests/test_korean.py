@@ -3,14 +3,21 @@
 - every English notebook has a Korean copy in notebooks/ko/ whose code cells are the English ones, byte for byte,
   and whose markdown cells each record the hash of the English cell they translate, and hold Hangul;
 - a change to the English marks its translation stale; a missing or Hangul-free translation is refused;
-- the glossary's terms (docs/ko/glossary.md) are written the same way in every notebook;
+- the glossary's terms (docs/ko/glossary.md) are written the same way in every notebook, and no notebook, Korean
+  page or Korean checker message writes a variant the glossary bans (prose only: code, formulas, link targets and
+  English quotations left out; the case compared too);
+- one register (-세요, never -십시오) in the notebooks, the pages and the checkers' Korean messages, which hold no
+  semicolon; every emphasis renders under CommonMark; each notebook's H1 is its navigation label; "노트북 NN" links
+  open the Korean page; every exercise section says how to get Korean messages (`%env TFM_LANG=ko`);
 - the Korean executed copies (docs/course/ko/) are the English executed copies' outputs with the Korean markdown,
   built without a second execution, current, and printing no machine path.
 
 The website's Korean pages and Hangul search are checked in tests/test_site.py.
 """
 
+import ast
 import copy
+import html as htmllib
 import importlib.util
 import pathlib
 import re
@@ -51,13 +58,182 @@ def test_the_glossary_is_used_alike_in_every_notebook(name):
 
 def test_the_glossary_lists_each_term_once_with_hangul_or_a_kept_english_form():
     rows = korean.read_glossary()
-    terms = [english.lower() for english, _ in rows]
-    assert len(rows) >= 40 and len(terms) == len(set(terms))
-    kept_english = {"self-attention", "multi-head attention", "scaled dot-product attention", "positional encoding",
-                    "residual connection", "layer normalization", "dropout", "label smoothing", "warm-up",
-                    "softmax", "transformer"}
-    for english, forms in rows:
-        assert korean.HANGUL.search(" ".join(forms)) or english.lower() in kept_english, english
+    terms = [term.english.lower() for term in rows]
+    assert len(rows) >= 60 and len(terms) == len(set(terms))
+    kept_english = {"self-attention", "masked self-attention", "multi-head attention", "scaled dot-product attention",
+                    "positional encoding", "residual connection", "layer normalization", "dropout", "label smoothing",
+                    "warm-up", "softmax", "boolean", "transformer"}
+    for term in rows:
+        assert korean.HANGUL.search(" ".join(term.forms)) or term.english.lower() in kept_english, term
+        # A banned variant is never one of the term's own forms (nor one that a form contains, as 층 in 레이어 is not).
+        for variant, _ in term.banned:
+            assert variant not in term.forms, term
+
+
+# Every term the review of the Korean edition (issue 50) found written several ways, with the variants it found.
+ONE_WAY = {
+    "epoch": ("에폭", {"에포크", "epoch"}),
+    "layer": ("레이어", {"층"}),
+    "fast mode": ("빠른 모드", {"fast 모드", "Fast 모드"}),
+    "full setting": ("전체 설정", {"full 설정"}),
+    "section (of a notebook; the paper's are §N)": ("N절 (1절, 이 절, 앞 절)", {"섹션"}),
+    "logit": ("로짓", {"logit"}),
+    "Table (the paper's Table N)": ("표 N", {"Table"}),
+    "Figure (the paper's Figure N)": ("그림 N", {"Figure"}),
+    "corpus": ("코퍼스", {"말뭉치"}),
+    "run folder": ("실행 폴더", {"run 폴더"}),
+    "auto-regressive": ("자기회귀", {"auto-regressive"}),
+    "Jacobian": ("야코비안", {"Jacobian"}),
+    "step (training step)": ("스텝", {"학습 단계"}),
+    "target (of a translation, of a loss)": ("타깃", {"목표"}),
+    "machine (the computer)": ("머신", {"기계"}),
+    "course (this course)": ("강의", {"코스", "수업", "이 과정"}),
+    "self-attention": ("Self-Attention", {"self-attention", "셀프 어텐션"}),
+    "masked self-attention": ("Masked Self-Attention", {"masked self-attention"}),
+    "cross-attention": ("크로스 어텐션", {"cross-attention", "Cross-Attention"}),
+    "multi-head attention": ("Multi-Head Attention", {"multi-head", "Multi-head"}),
+    "positional encoding": ("Positional Encoding", {"positional encoding", "위치 인코딩"}),
+}
+
+
+def test_the_glossary_chooses_one_form_for_every_term_written_several_ways():
+    rows = {term.english: term for term in korean.read_glossary()}
+    for english, (chosen, variants) in ONE_WAY.items():
+        assert english in rows, f"the glossary has no row for {english!r}"
+        assert rows[english].korean == chosen, rows[english]
+        assert variants <= {variant for variant, _ in rows[english].banned}, rows[english]
+
+
+def test_a_banned_variant_is_found_in_prose_only_as_written_and_outside_its_exceptions():
+    glossary = [korean.Term("epoch", "에폭", banned=[("에포크", ()), ("epoch", ())]),
+                korean.Term("self-attention", "Self-Attention", banned=[("self-attention", ())]),
+                korean.Term("layer", "레이어", banned=[("층", ())]),
+                korean.Term("machine (the computer)", "머신", banned=[("기계", ("기계 번역",))])]
+    found = korean.banned_variants
+    assert found("세 에폭 동안 Self-Attention 레이어를 학습합니다. 은닉층과 기계 번역.", glossary) == []
+    assert len(found("두 에포크 뒤", glossary)) == 1 and "'에포크' (epoch -> 에폭)" in found("두 에포크 뒤", glossary)[0]
+    assert len(found("디코더의 self-attention", glossary)) == 1          # the case is compared too
+    assert len(found("Self-Attention 층에서, 이 기계에서", glossary)) == 2
+    # Code, formulas, link targets, English quotations and an English gloss after a Korean word are not its prose.
+    quiet = ('`epochs=3`, $\\text{epoch}$, [에폭](runs/epoch.md), "self-attention layers are faster", '
+             '자기회귀(self-attention)\n> an epoch\n')
+    assert found(quiet, glossary) == []
+    assert found('> "self-attention is all"\n\n디코더의 self-attention', glossary) != []
+
+
+KOREAN_PAGES = korean.korean_pages()
+
+
+@pytest.mark.parametrize("path", KOREAN_PAGES, ids=[str(p.relative_to(ROOT)) for p in KOREAN_PAGES])
+def test_the_korean_pages_write_no_banned_variant(path):
+    assert korean.banned_variants(path.read_text(encoding="utf-8")) == []
+
+
+def _korean_messages():
+    """`[(file, key, template)]`: every Korean template of tfm.exercises (the `ko=` tables of `Messages(...)`),
+    read from the source, so no TensorFlow is imported."""
+    found = []
+    for path in sorted((ROOT / "tfm" / "exercises").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Messages":
+                for keyword in node.keywords:
+                    if keyword.arg == "ko" and isinstance(keyword.value, ast.Dict):
+                        for key, value in zip(keyword.value.keys, keyword.value.values):
+                            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                                found.append((path.name, key.value, value.value))
+    return found
+
+
+def _korean_markdown():
+    """`[(where, text)]`: every Korean markdown cell of notebooks/ko and every Korean page, the glossary too."""
+    texts = [(f"{path.name} cell {index}", korean.text(cell)) for path in sorted(korean.KOREAN.glob("*.ipynb"))
+             for index, cell in enumerate(korean.read(path)["cells"]) if cell["cell_type"] == "markdown"]
+    pages = [*KOREAN_PAGES, korean.GLOSSARY]
+    return texts + [(str(path.relative_to(ROOT)), path.read_text(encoding="utf-8")) for path in pages]
+
+
+def test_one_register_for_the_reader_in_the_notebooks_and_the_checkers_messages():
+    """The reader is asked with -세요 everywhere (the glossary page says so), never -십시오."""
+    messages = _korean_messages()
+    assert len(messages) >= 100
+    formal = [where for where, text in _korean_markdown() if "십시오" in korean.prose(text)]
+    formal += [f"{name} {key}" for name, key, template in messages if "십시오" in template]
+    assert formal == []
+    assert any("세요" in template for _, _, template in messages)
+
+
+def test_the_korean_checker_messages_have_no_semicolon_and_no_arrow():
+    """Korean prose rarely uses a semicolon; a shape change is said in Korean word order ("…를 …로 나눕니다")."""
+    wrong = [(name, key, template) for name, key, template in _korean_messages()
+             if korean.HANGUL.search(template) and (";" in template or "->" in template)]
+    assert wrong == []
+
+
+def test_the_korean_checker_messages_write_terms_as_the_glossary_says():
+    """An argument's name before its value ("logits {logits}", "y_true {y}") is code, not prose."""
+    glossary = korean.read_glossary()
+    wrong = [(name, key, found) for name, key, template in _korean_messages()
+             for found in korean.banned_variants(re.sub(r"[A-Za-z_]+ \{\w*\}", " ", template), glossary)]
+    assert wrong == []
+
+
+def _rendered_text(markdown):
+    """The text a CommonMark renderer shows of a markdown text, without its code (formulas set aside first)."""
+    from markdown_it import MarkdownIt  # markdown-it-py, installed with keras (rich) and jupytext
+
+    without_formulas = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", " ", markdown, flags=re.S)
+    html = MarkdownIt("commonmark").enable("table").render(without_formulas)
+    html = re.sub(r"<pre>.*?</pre>|<code>.*?</code>", " ", html, flags=re.S)
+    return htmllib.unescape(re.sub(r"<[^>]+>", " ", html))
+
+
+def test_every_emphasis_in_the_korean_markdown_renders():
+    """CommonMark closes `**…**` before Hangul only when the closing `**` follows no punctuation: "**선형화**(…)하고",
+    not "**선형화(…)**하고". A `*` left in the rendered text is an emphasis that did not render."""
+    assert "*" in _rendered_text("**선형화(linearize)**하고") and "*" not in _rendered_text("**선형화**(linearize)하고")
+    literal = [(where, text[max(0, i - 30):i + 30]) for where, markdown in _korean_markdown()
+               for text in [_rendered_text(markdown)] for i in [text.find("*")] if i >= 0]
+    assert literal == []
+
+
+def _korean_nav():
+    """`{notebook file: label}` from the Korean section of mkdocs.yml's nav ("- 04 Multi-Head Attention: …")."""
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    return {match["file"]: match["label"] for match in
+            re.finditer(r"^\s*- \d\d (?P<label>.+): course/ko/(?P<file>\d\d_\w+\.ipynb)\s*$", nav, re.M)}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_h1_of_each_korean_notebook_is_its_navigation_label(name):
+    """`# NN · <label>`, optionally followed by ": …" or ", …" (a subtitle); the course index's row says the same."""
+    label = _korean_nav()[name]
+    h1 = korean.text(korean.read(korean.KOREAN / name)["cells"][0]).splitlines()[0]
+    prefix = f"# {name[:2]} · {label}"
+    assert h1 == prefix or h1.startswith((prefix + ": ", prefix + ", ")), (h1, label)
+    index = (ROOT / "docs" / "course" / "ko" / "index.md").read_text(encoding="utf-8")
+    assert f"[{h1.split(' · ', 1)[1]}]({name})" in index, f"course/ko/index.md's row for {name} is not its H1"
+
+
+def test_notebook_links_in_the_korean_edition_point_to_korean_pages():
+    """A link that says "노트북 NN" opens the Korean page of notebook NN."""
+    links = 0
+    for where, markdown in _korean_markdown():
+        base = (ROOT / "docs" / "course" / "ko") if ".ipynb cell" in where else (ROOT / where).parent
+        for match in re.finditer(r"\[노트북 (\d\d)\]\(([^)#]+)", markdown):
+            target = (base / match[2]).resolve()
+            assert target.parent == (ROOT / "docs" / "course" / "ko").resolve() and target.name[:2] == match[1] \
+                and target.exists(), (where, match[0])
+            links += 1
+    assert links >= 2
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_exercises_say_how_to_get_korean_messages(name):
+    """The code cells are the English ones, so the markdown says how to switch the checkers: `%env TFM_LANG=ko`."""
+    notebook = korean.read(korean.KOREAN / name)
+    cells = [korean.text(cell) for cell in notebook["cells"] if cell["cell_type"] == "markdown"]
+    exercises = [text for text in cells if text.startswith("## 연습 문제")]
+    assert len(exercises) == 1 and "`%env TFM_LANG=ko`" in exercises[0]
 
 
 def _tiny():
@@ -107,13 +283,27 @@ def test_a_missing_or_untranslated_cell_is_refused():
 def test_the_glossary_check_names_the_cell_and_the_expected_forms():
     english = _tiny()
     translated = korean.apply(english, {"m0": "# 01 · 인코더", "m1": "디코더가 읽습니다."})
-    glossary = [("encoder", ("인코더",)), ("decoder", ("디코더",)), ("beam search", ("빔 서치",))]
+    glossary = [korean.Term("encoder", "인코더"), korean.Term("decoder", "디코더"), korean.Term("beam search", "빔 서치")]
     assert korean.glossary_problems(english, translated, glossary) == []
     translated["cells"][2]["source"] = ["해독기가 읽습니다."]
     assert korean.glossary_problems(english, translated, glossary) == ["cell m1: 'decoder' -> one of ['디코더']"]
+    # The English term itself (a gloss) also counts; a banned variant is reported with its cell.
+    translated["cells"][2]["source"] = ["decoder가 읽습니다."]
+    assert korean.glossary_problems(english, translated, glossary) == []
+    glossary.append(korean.Term("decoder (again)", "디코더", banned=[("decoder", ())]))
+    assert korean.glossary_problems(english, translated, glossary)[0].startswith("cell m1: 'decoder' (decoder (again)")
+    glossary.pop()
     # Code and formulas are not prose: `decoder` in backticks asks for nothing.
     english["cells"][2]["source"] = ["`decoder(x)` reads it."]
     assert korean.glossary_problems(english, translated, glossary) == []
+
+
+def test_a_rename_in_backticks_is_carried_over_and_a_changed_sentence_is_not():
+    old, new = "Use `tfm.decoding.evaluation.score` here.", "Use `tfm.decoding.bleu.score` here."
+    korean_text = "여기서는 `tfm.decoding.evaluation.score`를 씁니다."
+    assert korean.carry_renames(old, new, korean_text) == "여기서는 `tfm.decoding.bleu.score`를 씁니다."
+    assert korean.carry_renames(old, "Use `tfm.decoding.bleu.score` twice.", korean_text) is None  # prose changed
+    assert korean.carry_renames(old, new, "여기서는 점수를 셉니다.") is None  # the Korean does not name it
 
 
 COPIES = sorted((ROOT / "docs" / "course" / "ko").glob("[0-9][0-9]_*.ipynb"))

@@ -82,11 +82,9 @@ def test_the_front_door_builds_and_runs_a_model():
 
 
 def test_every_builder_takes_a_preset_name_or_a_config():
-    from tfm.models import build_model
-
-    assert build_model("tiny").config == build_model(tfm.TransformerConfig.tiny()).config
-    assert tfm.build_optimizer("tiny").beta_2 == tfm.build_optimizer(tfm.TransformerConfig.tiny()).beta_2 == 0.98
-    assert tfm.build_transformer("tiny").config == tfm.TransformerConfig.tiny()
+    assert tfm.Transformer.from_preset("tiny").config == tfm.Transformer(tfm.TransformerConfig.tiny()).config
+    assert tfm.build_optimizer("tiny").beta_2 == tfm.build_optimizer(tfm.Recipe.preset("tiny")).beta_2 == 0.98
+    assert tfm.train.__defaults__ == ("tiny", None, None)  # train(model="tiny", data=None, training=None, ...)
 
 
 def test_the_run_and_export_entry_points_exist():
@@ -116,16 +114,15 @@ def test_no_public_signature_takes_a_retired_parameter():
 
 def test_seq2seq_config_has_one_home():
     from tfm.config import Seq2SeqConfig
-    from tfm.models.seq2seq import Seq2SeqConfig as from_the_model_module
 
-    assert tfm.Seq2SeqConfig is tfm.models.Seq2SeqConfig is from_the_model_module is Seq2SeqConfig
+    assert tfm.Seq2SeqConfig is Seq2SeqConfig and not hasattr(tfm.models, "Seq2SeqConfig")
     assert Seq2SeqConfig.__module__ == "tfm.config.configs"
 
 
-def test_configs_and_the_model_registry_import_no_tensorflow():
-    """`tfm --help` lists the registry's model names, so the registry must not start TensorFlow."""
+def test_configs_and_the_model_names_import_no_tensorflow():
+    """`tfm --help` lists the model names and presets, so `tfm.config` must not start TensorFlow."""
     probe = ("import sys\nimport tfm, tfm.config, tfm.models, tfm.runs, tfm.training, tfm.serving, tfm.viz\n"
-             "from tfm.models.registry import MODELS\n"
+             "from tfm.config import MODELS\n"
              "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules), MODELS)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr

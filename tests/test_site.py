@@ -554,6 +554,9 @@ def test_course_figures_are_shown_at_their_width_or_enlarge_on_click(browser):
                 small.append(f"{name} figure {index}: {figure}")
     assert seen >= 50 and not small, small[:10]
     assert sharp >= 10, f"only {sharp} figures drawn at 2x: the pages lost the output's width attribute"
+    # In a narrow window (a phone, a side-by-side window) a figure drawn for the 1280 px column is wider than
+    # its column: it is shown at the column's width and a click opens it at full size.
+    page.set_viewport_size({"width": 700, "height": 900})
     page.goto(base + "course/07_training_recipe.html", wait_until="load")
     figure = page.locator("img.tfm-zoomable").first
     figure.scroll_into_view_if_needed()
@@ -565,6 +568,38 @@ def test_course_figures_are_shown_at_their_width_or_enlarge_on_click(browser):
     assert shown and abs(shown[0] - shown[1]) <= 1, shown
     page.keyboard.press("Escape")
     assert page.locator(".tfm-zoom").count() == 0
+    page.set_viewport_size({"width": 1280, "height": 900})  # as the other tests expect it
+
+
+_make_course_spec = importlib.util.spec_from_file_location("make_course", ROOT / "tools" / "make_course.py")
+make_course = importlib.util.module_from_spec(_make_course_spec)
+_make_course_spec.loader.exec_module(make_course)
+
+
+def test_figures_drawn_for_the_column_are_shown_whole_at_1280_px(browser):
+    """Issue 50: at 1280 px the course pages' figure column is `make_course.COLUMN_WIDTH` px wide (the width
+    make_course draws a wide figure for), and every figure of a copy whose record says it was drawn for that
+    column (`figures.column`, make_course since issue 50) is shown at >= 80% of its drawn width: none needs
+    the click that enlarges it. Copies made before keep their wide figures until `make course` redraws them."""
+    page, base = browser
+    page.set_viewport_size({"width": 1280, "height": 900})
+    columns, small, checked = set(), [], 0
+    for path, name in [(p, f"course/{p.stem}.html") for p in COPIES] + \
+            [(p, f"{docs_site.KOREAN_COURSE}/{p.stem}.html") for p in KOREAN_COPIES]:
+        record = json.loads(path.read_text(encoding="utf-8"))["metadata"].get(make_course.METADATA_KEY, {})
+        drawn_for_column = record.get("figures", {}).get("column")
+        page.goto(base + name, wait_until="load")
+        figures = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-OutputArea-output img'))
+            .map(img => ({drawn: parseFloat(img.getAttribute('width')) || img.naturalWidth,
+                          shown: img.getBoundingClientRect().width, column: img.parentElement.clientWidth}))""")
+        for index, figure in enumerate(figures):
+            columns.add(figure["column"])
+            if drawn_for_column:
+                checked += 1
+                if figure["shown"] < 0.8 * figure["drawn"]:
+                    small.append(f"{name} figure {index}: {figure}")
+    assert columns == {make_course.COLUMN_WIDTH}, f"the figure column at 1280 px: {sorted(columns)} px"
+    assert not small, f"{len(small)} of {checked} figures shown under 80% of their width: {small[:10]}"
 
 
 def test_outputs_wrap_between_words(browser):

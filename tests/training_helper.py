@@ -1,13 +1,14 @@
 """Tiny training runs shared by the tests, and `tfm.training.train` in a fresh process.
 
-`SMALL` / `RUN` are a model and a `train` call small enough for 2 shared CPU cores
-(a few seconds an epoch); `train_argv` is the same run as a `tfm train` command line.
+`SMALL` (fields of the tiny recipe, any part) and `RUN` (the rest of a `train` call) are a run small enough for
+2 shared CPU cores (a few seconds an epoch): `train(small_recipe(), output=..., epochs=..., **RUN)`; `train_argv`
+is the same run as a `tfm train` command line.
 
 Strategies that must be configured before TensorFlow starts (logical CPU devices,
 `MultiWorkerMirroredStrategy` from `TF_CONFIG`) need their own process:
 
     python tests/training_helper.py '{"logical_cpus": 2, "result": "out.json",
-                                      "config": {...TransformerConfig.tiny overrides...},
+                                      "recipe": {...Recipe.preset("tiny") fields...},
                                       "train": {...keyword arguments of train...}}'
 
 Writes `{"history": ..., "replicas": ...}` to `result`.
@@ -21,16 +22,23 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SMALL = dict(num_layers=1, d_model=16, num_heads=2, d_ff=32, dropout=0.0, vocab_size=80, warmup_steps=20,
-             tokens_per_batch=256, max_length=24)
-RUN = dict(dataset="numbers", steps_per_epoch=2, validation=False, verbose=0, strategy="default")
+SMALL = dict(num_layers=1, d_model=16, num_heads=2, d_ff=32, dropout=0.0, subwords=80, warmup_steps=20,
+             tokens_per_batch=256, max_length=24, max_pair_length=24, steps_per_epoch=2, validation=False)
+RUN = dict(verbose=0, strategy="default")
+
+
+def small_recipe(**fields):
+    """`Recipe.preset("tiny", **SMALL, **fields)`: the tiny recipe at `SMALL`'s sizes."""
+    from tfm.config import Recipe
+
+    return Recipe.preset("tiny", **{**SMALL, **fields})
 
 
 def train_argv(output, epochs, *extra):
-    """`tfm train` arguments for `train(TransformerConfig.tiny(**SMALL), output=output, epochs=epochs, **RUN,
-    keep_checkpoints=5)` (the CLI validates on the numbers task's validation split)."""
-    argv = ["train", "--output", str(output), "--epochs", str(epochs), "--steps-per-epoch", str(RUN["steps_per_epoch"]),
-            "--keep-checkpoints", "5", "--strategy", "default", "--vocab-size", str(SMALL["vocab_size"]),
+    """`tfm train` arguments for `train(small_recipe(validation=True), output=output, epochs=epochs, **RUN)`
+    (the CLI validates on the numbers task's validation split)."""
+    argv = ["train", "--output", str(output), "--epochs", str(epochs), "--steps-per-epoch", str(SMALL["steps_per_epoch"]),
+            "--keep-checkpoints", "5", "--strategy", "default", "--vocab-size", str(SMALL["subwords"]),
             "--max-length", str(SMALL["max_length"]), "--tokens-per-batch", str(SMALL["tokens_per_batch"])]
     argv += [arg for key in ("num_layers", "d_model", "num_heads", "d_ff", "dropout", "warmup_steps")
              for arg in ("--set", f"{key}={SMALL[key]}")]
@@ -86,10 +94,9 @@ def main(spec):
         tf.config.set_logical_device_configuration(
             cpu, [tf.config.LogicalDeviceConfiguration()] * int(spec["logical_cpus"]))
 
-    from tfm.config import TransformerConfig
     from tfm.training import train
 
-    result = train(TransformerConfig.tiny(**spec.get("config", {})), **spec["train"])
+    result = train(small_recipe(**spec.get("recipe", {})), **spec["train"])
     replicas = result.model.distribute_strategy.num_replicas_in_sync
     with open(spec["result"], "w") as f:
         json.dump({"history": result.history, "replicas": replicas}, f)

@@ -7,7 +7,8 @@ Shape legend used in every docstring and shape comment:
 The packages, in the one order their imports run (a package imports only those before it;
 docs/api/index.md and tests/test_import_graph.py hold the order):
 
-    config      every setting's one home: TransformerConfig, Seq2SeqConfig, DataConfig, TrainingConfig
+    config      every setting's one home: a Recipe's parts TransformerConfig / Seq2SeqConfig, DataConfig,
+                TrainingConfig, DecodingConfig
     data        corpora, the shared subword tokenizer, token-budget batches (§5.1)
     layers      attention (§3.2, eq. 1), masks, positional encoding (§3.5), embeddings (§3.4),
                 feed-forward (§3.3), encoder/decoder layers and stacks (§3.1), the RNN baselines' parts
@@ -62,10 +63,11 @@ _EXPORTS = {
     "Seq2SeqConfig": "tfm.config.configs",
     "DataConfig": "tfm.config.run_settings",
     "TrainingConfig": "tfm.config.run_settings",
+    "DecodingConfig": "tfm.config.run_settings",
+    "Recipe": "tfm.config.recipe",
     # Models (tfm.models): the front door is `Transformer.from_preset` / `Seq2Seq.from_preset`.
     "Transformer": "tfm.models.transformer",
     "Seq2Seq": "tfm.models.seq2seq",
-    "build_transformer": "tfm.models.transformer",
     # Training (tfm.training).
     "train": "tfm.training.trainer",
     "LabelSmoothedCrossEntropy": "tfm.training.losses",
@@ -75,8 +77,7 @@ _EXPORTS = {
     "TrainingBudget": "tfm.training.callbacks",
     "average_checkpoints": "tfm.training.averaging",
     # Runs (tfm.runs).
-    "load_run": "tfm.runs.folder",
-    "read_history": "tfm.runs.history",
+    "read_history": "tfm.runs.record",
     # Decoding (tfm.decoding): sentences in, translations out.
     "Translator": "tfm.decoding.translator",
     "translate": "tfm.decoding.translator",

@@ -4,8 +4,8 @@
 `Examples:` only; an `Example:` section became an admonition whose `>>> ...` lines Markdown read as nested
 quotes (a `>>> # comment` even as a heading). Renamed before parsing, they are doctest code blocks.
 
-`DocumentOnce`: every object is documented once, in the module that defines it. A module that re-exports
-names of the package in its `__all__` (`tfm.config`, `tfm.decoding.search_entry`, ...) would otherwise
+`DocumentOnce`: every object is documented once, in the module that defines it. A package's `__init__.py`
+that imports names of the package into its `__all__` (`tfm.config`, `tfm.layers`, ...) would otherwise
 document each of them a second time, under a second anchor and a second search entry (the first search
 hit for "beam search" was such a copy). Those aliases are marked not public, so the re-exporting module's
 section leaves them out. tests/test_site.py checks that every object appears once and none is lost.

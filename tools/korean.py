@@ -8,7 +8,9 @@ so its translation reads as stale until someone translates it again.
     python tools/korean.py worksheet 05 > /tmp/05.ko.txt   # every markdown cell: English, then Korean
     # ... write the Korean under each `<<<ko>>>` line ...
     python tools/korean.py apply 05 /tmp/05.ko.txt         # -> notebooks/ko/05_positional_encoding.ipynb
-    python tools/korean.py check                            # stale, missing or untranslated cells; code drift
+    python tools/korean.py check                            # stale, missing or untranslated cells; code drift;
+                                                            # terms not written as docs/ko/glossary.md says
+    python tools/korean.py renames                          # stale cells whose English only renamed a `name`
     python tools/korean.py build                            # docs/course/ko/: the English executed copies'
                                                             # outputs with the Korean markdown (no execution)
 
@@ -164,24 +166,76 @@ def check_all():
 
 
 GLOSSARY = ROOT / "docs" / "ko" / "glossary.md"
-_CODE = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]*\$|\]\([^)]*\)|<[^>\n]*>", re.S)
+_CODE = re.compile(r"```.*?```|`[^`\n]*(?:\n[^`\n]*)?`|\$\$.*?\$\$|\$[^$\n]*\$|\]\([^)]*\)|<[^>\n]*>", re.S)
+# What a Korean reader does not read as the Korean edition's own words: the English quotations (a blockquote line
+# or a "…" / “…” span without Hangul) and an English gloss right after a Korean word ("자기회귀(auto-regressive)").
+_QUOTED = re.compile(r"^>[^\n가-힣]*$|\"[^\"\n가-힣]*\"|“[^”\n가-힣]*”|(?<=[가-힣*])\([^()가-힣]*\)", re.M)
+_WORD_START = r"(?<![0-9A-Za-z가-힣_])"
+_EXCEPT = re.compile(r"^(?P<form>.+?)\s*\((?P<exceptions>.+)\s+제외\)$")
+
+
+class Term:
+    """One row of the glossary: the English term, the form the Korean edition writes, the other forms it accepts
+    beside it (abbreviations), and the variants it never writes (each with the phrases that contain it legitimately).
+
+    An English term with a sense in parentheses ("step (training step)") has other senses that translate otherwise,
+    so only its banned variants are checked, not that each English use becomes the Korean form.
+    """
+
+    def __init__(self, english, korean, also=(), banned=()):
+        self.english, self.korean, self.also = english, korean, tuple(also)
+        self.banned = tuple(banned)  # (variant, (exception, ...))
+
+    @property
+    def forms(self):
+        return (self.korean, *self.also)
+
+    @property
+    def sense_only(self):
+        return "(" in self.english
+
+    def __repr__(self):
+        return f"Term({self.english!r} -> {self.korean!r}, banned {[variant for variant, _ in self.banned]})"
+
+
+def _forms(cell):
+    return [form.strip() for form in cell.split(",") if form.strip() and form.strip() != "—"]
+
+
+def _banned(cell):
+    found = []
+    for entry in _forms(cell):
+        match = _EXCEPT.match(entry)
+        if match:
+            found.append((match["form"], tuple(e.strip() for e in match["exceptions"].split("·"))))
+        else:
+            found.append((entry, ()))
+    return found
 
 
 def read_glossary(path=GLOSSARY):
-    """`[(english, (korean, *allowed))]` from the glossary's table (docs/ko/glossary.md)."""
+    """`[Term]` from the glossary's table (docs/ko/glossary.md): English | 한국어 | 함께 쓰는 표기 | 쓰지 않는 표기.
+
+    A banned variant may name the phrases that hold it legitimately: `기계 (기계 번역 제외)`.
+    """
     rows = []
     for line in pathlib.Path(path).read_text(encoding="utf-8").splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) != 3 or not line.startswith("|") or cells[0] in ("English", "") or set(cells[0]) <= {"-"}:
+        if len(cells) != 4 or not line.startswith("|") or cells[0] in ("English", "") or set(cells[0]) <= {"-"}:
             continue
-        english, korean, others = cells
-        rows.append((english, (korean, *[form.strip() for form in others.split(",") if form.strip()])))
+        english, korean, also, banned = cells
+        rows.append(Term(english, korean, _forms(also), _banned(banned)))
     return rows
 
 
 def prose(markdown):
     """The words of a markdown cell a reader reads as text: no code, no formulas, no link targets, no HTML."""
     return _CODE.sub(" ", markdown)
+
+
+def own_prose(markdown):
+    """The Korean edition's own words in a markdown text: its prose without the English quotations and glosses."""
+    return _QUOTED.sub(" ", prose(markdown))
 
 
 def term_pattern(english):
@@ -195,20 +249,137 @@ def form_pattern(form):
     return re.compile(r"[\s-]*".join(map(re.escape, re.split(r"[\s-]+", form))), re.I)
 
 
+def variant_pattern(variant):
+    """A regex for a banned variant: exactly as written (case too), starting a word ("층" but not "은닉층")."""
+    return re.compile(_WORD_START + re.escape(variant))
+
+
 def glossary_problems(english, korean, glossary=None):
     """Where a Korean notebook does not write a glossary term as the glossary says: for every markdown cell whose
-    English prose uses a term, its translation must hold the term's Korean form or one of the allowed ones."""
+    English prose uses a term, its translation must hold the term's Korean form, another accepted form or the
+    English term itself (a gloss); and no cell's own prose may hold a banned variant (see `banned_variants`)."""
     glossary = read_glossary() if glossary is None else glossary
-    patterns = [(term_pattern(en), en, forms, [form_pattern(form) for form in forms]) for en, forms in glossary]
+    patterns = [(term_pattern(term.english), term, [form_pattern(form) for form in (*term.forms, term.english)])
+                for term in glossary if not term.sense_only]
     found = []
     for en_cell, ko_cell in zip(english["cells"], korean["cells"]):
         if en_cell["cell_type"] != "markdown" or ko_cell["cell_type"] != "markdown":
             continue
         words, translation = prose(text(en_cell)), text(ko_cell)
-        for pattern, term, forms, accepted in patterns:
+        for pattern, term, accepted in patterns:
             if pattern.search(words) and not any(form.search(translation) for form in accepted):
-                found.append(f"cell {en_cell.get('id')}: {term!r} -> one of {list(forms)}")
+                found.append(f"cell {en_cell.get('id')}: {term.english!r} -> one of {list(term.forms)}")
+        found += [f"cell {ko_cell.get('id')}: {problem}" for problem in banned_variants(translation, glossary)]
     return found
+
+
+def banned_variants(markdown, glossary=None):
+    """The banned variants a Korean markdown text writes, as sentences: `"'에포크' (epoch -> 에폭): …"`.
+
+    Only the text's own prose counts (`own_prose`: no code, formulas, link targets, HTML, English quotations or
+    glosses); a variant counts where it starts a word and is written exactly so (case too), outside the phrases its
+    glossary row excepts.
+    """
+    glossary = read_glossary() if glossary is None else glossary
+    words = own_prose(markdown)
+    found = []
+    for term in glossary:
+        for variant, exceptions in term.banned:
+            kept = words
+            for phrase in exceptions:
+                kept = kept.replace(phrase, " ")
+            for match in variant_pattern(variant).finditer(kept):
+                context = kept[max(0, match.start() - 25):match.end() + 25].replace("\n", " ")
+                found.append(f"{variant!r} ({term.english} -> {term.korean}): …{context}…")
+    return found
+
+
+def korean_pages():
+    """The Korean edition's own pages (docs/ko/, the Korean course index), the glossary left out: it lists the
+    banned variants."""
+    pages = sorted(path for path in (ROOT / "docs" / "ko").rglob("*.md") if path != GLOSSARY)
+    return pages + [KOREAN_COURSE / "index.md"]
+
+
+def page_problems(glossary=None):
+    """`{page: [banned variant, ...]}` for every Korean page that writes a term as the glossary says not to."""
+    glossary = read_glossary() if glossary is None else glossary
+    report = {}
+    for path in korean_pages():
+        if path.exists():
+            found = banned_variants(path.read_text(encoding="utf-8"), glossary)
+            if found:
+                report[str(path.relative_to(ROOT))] = found
+    return report
+
+
+_TICKS = re.compile(r"`[^`\n]*`")
+
+
+def carry_renames(old_english, new_english, korean):
+    """The Korean text with the English edit carried over, when the edit only renamed names in backticks
+    (`tfm.decoding.evaluation` -> `tfm.decoding.bleu`); None when the prose changed too (translate it again) or a
+    renamed name is not in the Korean. A particle after a renamed name is not adjusted: read the result.
+
+    Example:
+        >>> carry_renames("Call `f_old` twice.", "Call `f_new` twice.", "`f_old`를 두 번 호출합니다.")
+        '`f_new`를 두 번 호출합니다.'
+        >>> carry_renames("Call `f_old` twice.", "Call `f_new` once.", "`f_old`를 두 번 호출합니다.") is None
+        True
+    """
+    if _TICKS.sub("``", old_english) != _TICKS.sub("``", new_english):
+        return None
+    renamed = {old: new for old, new in zip(_TICKS.findall(old_english), _TICKS.findall(new_english)) if old != new}
+    if any(old not in korean for old in renamed):
+        return None
+    for old, new in renamed.items():
+        korean = korean.replace(old, new)
+    return korean
+
+
+def committed_versions(path):
+    """`{SHA-256 of a cell's text: text}` over the committed versions of a notebook (`git log`), so the English
+    that a stale translation records can be read again."""
+    import subprocess
+
+    relative = str(pathlib.Path(path).resolve().relative_to(ROOT))
+    found = {}
+    log = subprocess.run(["git", "log", "--format=%H", "-n", "50", "--", relative], cwd=ROOT, capture_output=True,
+                         text=True).stdout
+    for commit in log.split():
+        shown = subprocess.run(["git", "show", f"{commit}:{relative}"], cwd=ROOT, capture_output=True, text=True)
+        if shown.returncode == 0:
+            for cell in json.loads(shown.stdout)["cells"]:
+                found[digest(cell)] = text(cell)
+    return found
+
+
+def renames(names=()):
+    """Carries names renamed in the English over to the stale Korean cells whose English changed in nothing else,
+    and updates their records; returns `(carried, left)`: the cells done and the stale cells to translate again."""
+    carried, left = [], []
+    for path in english_notebooks():
+        korean_path = KOREAN / path.name
+        if (names and not path.name.startswith(tuple(names))) or not korean_path.exists():
+            continue
+        english, korean = read(path), read(korean_path)
+        history, changed = None, False
+        for index, (en, ko) in enumerate(zip(english["cells"], korean["cells"])):
+            record = ko.get("metadata", {}).get(KEY, {}).get("en_sha256")
+            if en["cell_type"] != "markdown" or ko["cell_type"] != "markdown" or record in (None, digest(en)):
+                continue
+            history = committed_versions(path) if history is None else history
+            done = carry_renames(history[record], text(en), text(ko)) if record in history else None
+            where = f"{path.name} cell {index} ({en.get('id')})"
+            if done is None:
+                left.append(where)
+                continue
+            ko["source"], ko["metadata"][KEY]["en_sha256"] = as_source(done), digest(en)
+            carried.append(where)
+            changed = True
+        if changed:
+            write(korean_path, korean)
+    return carried, left
 
 
 def build_copy(executed, korean):
@@ -258,8 +429,12 @@ def main(argv=None):
     done.add_argument("notebook")
     done.add_argument("worksheet", help="the worksheet file")
     checking = commands.add_parser("check", help="report Korean notebooks that are missing, stale or wrong, and "
-                                   "terms not written as docs/ko/glossary.md says")
+                                   "terms (in the notebooks and the Korean pages) not written as "
+                                   "docs/ko/glossary.md says")
     checking.add_argument("notebooks", nargs="*", help="name prefixes (default: all)")
+    renaming = commands.add_parser("renames", help="carry names renamed in the English (inside backticks, nothing "
+                                   "else changed) over to the stale Korean cells, found by their records in git")
+    renaming.add_argument("notebooks", nargs="*", help="name prefixes (default: all)")
     make = commands.add_parser("build", help="write docs/course/ko/ from docs/course/ and notebooks/ko/")
     make.add_argument("--output", default=str(KOREAN_COURSE))
     args = parser.parse_args(argv)
@@ -288,10 +463,19 @@ def main(argv=None):
                 terms = glossary_problems(read(path), read(korean))
                 if terms:
                     report[path.name] = terms
+        if not args.notebooks:
+            report.update(page_problems())
         for name, wrong in report.items():
             print(f"{name}:\n  " + "\n  ".join(wrong))
-        print("every Korean notebook is current" if not report else f"{len(report)} notebook(s) to fix")
+        print("every Korean notebook is current" if not report else f"{len(report)} notebook(s) or page(s) to fix")
         return 1 if report else 0
+    elif args.command == "renames":
+        carried, left = renames(args.notebooks)
+        for where in carried:
+            print(f"carried over: {where}")
+        for where in left:
+            print(f"translate again (the English prose changed): {where}")
+        return 1 if left else 0
     elif args.command == "build":
         for name in build(args.output):
             print(f"wrote {pathlib.Path(args.output).relative_to(ROOT) if pathlib.Path(args.output).is_absolute() else args.output}/{name}")

@@ -22,7 +22,9 @@ into the repository. Figures are shown at `--dpi` (default 80) and drawn at twic
 "retina" PNG: the image has 2x the pixels and its output records the width to show it at), so they stay
 sharp when a reader zooms; `compact_figures` then stores each as a 256-colour palette PNG (lossless for
 a figure of at most 256 colours, a mean error well under 1/255 for the rest), which keeps a 2x figure
-smaller than the 1x one it replaced (a few MB for the whole course).
+smaller than the 1x one it replaced (a few MB for the whole course). A figure wider than the course pages'
+text column at 1280 px (`COLUMN_WIDTH`) is drawn at the dpi that makes it the column's width (`FIGURE_FIT`), so
+the page shows it whole, with no click to enlarge it; the copy's record says so (`figures.column`).
 
 No copy shows the machine that made it: text outputs have the checkout's and the data folder's paths
 rewritten (`runs/08_...`, `$TFM_DATA_DIR/...`), and since a figure is an image by then, each figure's
@@ -52,6 +54,9 @@ Notebooks that keep their runs (08, 12, 13) write them to `runs/NN_*` in the rep
 `tfm.training.train` resumes a run folder it finds there; a copy must show a run made from
 scratch, so before it executes notebook NN this script removes `runs/NN_*` (`--keep-runs`
 keeps them: a copy then shows the resumed run).
+
+After notebook 08 runs into docs/course/, its Multi30k run (`runs/08_multi30k_*`) feeds the site's attention
+explorer: `tools/attention_explorer.py` writes docs/explorer/attention_data.js from it (`make explorer` alone).
 
 This script does not import `tfm`: it only drives Jupyter. The one exception is `--refresh-shown`: a copy
 displays package source with `show(obj)`, and when `tfm/` changes after the copy was made (a rename, a
@@ -117,6 +122,31 @@ _tfm_backend_bases.FigureCanvasBase.print_figure = _tfm_checked_print_figure
 """
 FIGURE_REPORT = 'import json as _tfm_json\nprint(_tfm_json.dumps(_tfm_figure_paths))'
 
+# A figure is drawn for the column it is shown in: the course pages' text column is COLUMN_WIDTH CSS px wide in
+# Chromium at 1280 px (docs/assets/tfm.css; tests/test_site.py measures it). A figure wider than that at `--dpi`
+# (e.g. 14 inches at 80 dpi: 1120 px) is drawn at the dpi that makes it exactly as wide as the column, still at
+# FIGURE_SCALE times the pixels: the page shows it whole at the size it was drawn for, with no click to enlarge,
+# its text as large as the browser would have shrunk it to. Narrower figures are drawn as before.
+COLUMN_WIDTH = 832
+# Run second, before `FIGURE_CHECK` (which counts the cells run after it, and checks the texts of what this draws):
+# only what the inline backend draws (`dpi` = the setup cell's, `bbox_inches="tight"`) is fitted; a notebook's own
+# `savefig` is left alone.
+FIGURE_FIT = """\
+import matplotlib as _tfm_matplotlib
+import matplotlib.backend_bases as _tfm_fit_bases
+_tfm_fit_inner = _tfm_fit_bases.FigureCanvasBase.print_figure
+def _tfm_fitted_print_figure(self, *args, **kwargs):
+    if kwargs.get("dpi") == {dpi} and kwargs.get("bbox_inches") == "tight":
+        self.figure.draw_without_rendering()  # the layout the drawing will have
+        pad = kwargs.get("pad_inches", _tfm_matplotlib.rcParams["savefig.pad_inches"])
+        pad = pad if isinstance(pad, (int, float)) else 0.1
+        shown = (self.figure.get_tightbbox().width + 2 * pad) * {dpi} / {scale}  # CSS px at --dpi
+        if shown > {column}:
+            kwargs["dpi"] = {dpi} * ({column} - 1) / shown  # the column's width, less one pixel of rounding
+    return _tfm_fit_inner(self, *args, **kwargs)
+_tfm_fit_bases.FigureCanvasBase.print_figure = _tfm_fitted_print_figure
+"""
+
 
 def figure_pattern(paths=()):
     """The regular expression `FIGURE_CHECK` matches figure texts against: `MACHINE_PATH`, the folders in
@@ -129,13 +159,24 @@ def figure_pattern(paths=()):
 
 
 def check_cells(paths, dpi):
-    """The code cells run before a notebook's own (setup: figure format, then `FIGURE_CHECK`) and after them
-    (`FIGURE_REPORT`): `(first cells, last cell)` as nbformat cells."""
+    """The code cells run before a notebook's own (setup: figure format, then `FIGURE_FIT`, then `FIGURE_CHECK`)
+    and after them (`FIGURE_REPORT`): `(first cells, last cell)` as nbformat cells."""
     import nbformat
 
     first = [nbformat.v4.new_code_cell(SETUP_CELL.format(dpi=FIGURE_SCALE * int(dpi))),
+             nbformat.v4.new_code_cell(figure_fit(dpi)),
              nbformat.v4.new_code_cell(FIGURE_CHECK.format(pattern=figure_pattern(paths)))]
     return first, nbformat.v4.new_code_cell(FIGURE_REPORT)
+
+
+def figure_fit(dpi):
+    """`FIGURE_FIT` for figures shown at `dpi`: the kernel code that draws a figure wider than `COLUMN_WIDTH` at
+    the column's width (its record: `figures.column` in the copy's metadata).
+
+    Example: `exec(figure_fit(80))` in a process with matplotlib, then IPython's retina PNG of a 16-inch figure
+    is 2 x 831 pixels wide and shown at 831 px (`tests/test_course.py` runs this).
+    """
+    return FIGURE_FIT.format(dpi=FIGURE_SCALE * int(dpi), scale=FIGURE_SCALE, column=COLUMN_WIDTH)
 
 
 def figure_paths(report_cell, code_indices):
@@ -514,7 +555,7 @@ def execute(path, output_dir, fast=False, data_dir=None, timeout=4 * 3600, dpi=8
         raise FigurePathError(f"{path.name}: not written, {len(problems)} figure text(s) name a machine folder "
                               "(build titles and labels from path-free names): " + "; ".join(problems))
     stamp(notebook, source, path.name, "fast" if fast else "full", seconds)
-    notebook.metadata[METADATA_KEY]["figures"] = {"dpi": int(dpi), "scale": FIGURE_SCALE}
+    notebook.metadata[METADATA_KEY]["figures"] = {"dpi": int(dpi), "scale": FIGURE_SCALE, "column": COLUMN_WIDTH}
     target = output_dir / path.name
     nbformat.write(notebook, target)
     return target, seconds
@@ -570,6 +611,24 @@ def clear_runs(path, runs_dir=None):
     for folder in removed:
         shutil.rmtree(folder)
     return removed
+
+
+EXPLORER_RUNS = "08_multi30k_*"  # notebook 08's run on Multi30k: the attention explorer's model (docs/explorer.md)
+
+
+def write_explorer(data_dir, runs_dir=None):
+    """The attention explorer's data (docs/explorer/attention_data.js, by tools/attention_explorer.py in its own
+    process) from notebook 08's Multi30k run, when `runs/08_multi30k_*` exists (fast mode trains on the numbers
+    task: no explorer). Returns the run folder used, or None; a failure raises `subprocess.CalledProcessError`."""
+    import subprocess
+
+    runs_dir = pathlib.Path(runs_dir or ROOT / "runs")
+    found = sorted(p for p in runs_dir.glob(EXPLORER_RUNS) if p.is_dir()) if runs_dir.is_dir() else []
+    if not found:
+        return None
+    subprocess.run([sys.executable, str(ROOT / "tools" / "attention_explorer.py"), str(found[-1]),
+                    "--data-dir", str(data_dir)], cwd=ROOT, check=True)
+    return found[-1]
 
 
 def select(prefixes):
@@ -725,6 +784,15 @@ def main(argv=None):
                 print(f"{path.name} FAILED: {str(error)[-2000:]}", flush=True)
                 continue
             print(f"{path.name}: {seconds / 60:.1f} min, {target.stat().st_size / 1e6:.2f} MB -> {target}", flush=True)
+            if path.name.startswith("08_") and pathlib.Path(args.output).resolve() == COURSE_DIR.resolve():
+                try:
+                    run = write_explorer(data_dir)
+                except Exception as error:  # noqa: BLE001 - report, and go on with the next notebook
+                    failed.append("the attention explorer's data")
+                    print(f"attention explorer FAILED: {str(error)[-2000:]}", flush=True)
+                else:
+                    print(f"attention explorer: docs/explorer/attention_data.js from {run.relative_to(ROOT)}"
+                          if run else "attention explorer: no runs/08_multi30k_* (data left as it was)", flush=True)
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -3,16 +3,18 @@ import dataclasses
 import pytest
 
 import tfm
-from tfm.config import TransformerConfig
+from tfm.config import Recipe, TransformerConfig
 
 
 def test_base_and_big_are_the_paper():
-    b = TransformerConfig.base()
+    base = Recipe.preset("base")
+    b, t, d = base.model, base.training, base.decoding
     assert (b.num_layers, b.d_model, b.d_ff, b.num_heads, b.head_key_dim, b.head_value_dim) == (6, 512, 2048, 8, 64, 64)
-    assert (b.dropout, b.label_smoothing, b.warmup_steps, b.beam_size, b.length_penalty) == (0.1, 0.1, 4000, 4, 0.6)
-    assert (b.adam_beta_1, b.adam_beta_2, b.adam_epsilon, b.norm_first, b.share_embeddings) == (0.9, 0.98, 1e-9, False, True)
-    g = TransformerConfig.big()
-    assert (g.d_model, g.d_ff, g.num_heads, g.dropout, g.checkpoints_to_average) == (1024, 4096, 16, 0.3, 20)
+    assert (b.dropout, t.label_smoothing, t.warmup_steps, d.beam_size, d.length_penalty) == (0.1, 0.1, 4000, 4, 0.6)
+    assert (t.adam_beta_1, t.adam_beta_2, t.adam_epsilon, b.norm_first, b.share_embeddings) == (0.9, 0.98, 1e-9, False, True)
+    big = Recipe.preset("big")
+    g = big.model
+    assert (g.d_model, g.d_ff, g.num_heads, g.dropout, big.decoding.checkpoints_to_average) == (1024, 4096, 16, 0.3, 20)
 
 
 def test_invalid_configs_name_the_bad_values():
@@ -51,7 +53,7 @@ def implied_parameter_count(c):
     dec = 2 * attn + ffn + 3 * ln
     emb = c.vocab_size * d * (1 if c.share_embeddings else 2)
     out = 0 if c.share_embeddings else d * c.vocab_size + c.vocab_size
-    pos = 0 if c.positional == "sinusoidal" else 2 * (c.max_length + c.max_extra_length + 1) * d
+    pos = 0 if c.positional == "sinusoidal" else 2 * (c.max_length + c.extra_positions + 1) * d
     final_ln = 2 * ln if c.norm_first else 0
     return c.num_layers * (enc + dec) + emb + out + pos + final_ln
 

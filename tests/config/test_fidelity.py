@@ -7,16 +7,21 @@ import numpy as np
 import pytest
 
 from tfm.config import fidelity
-from tfm.config import TransformerConfig
+from tfm.config import Recipe, TransformerConfig
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, "docs", "paper_fidelity.md")
 
 
 def _preset(monkeypatch, name, **changes):
-    """Makes `TransformerConfig.<name>()` return the preset with `changes`, as a drifted preset would."""
-    original = getattr(TransformerConfig, name)
-    monkeypatch.setattr(TransformerConfig, name, classmethod(lambda cls, **o: original(**{**changes, **o})))
+    """Makes `Recipe.preset(name)` return the recipe with `changes` (in any part), as a drifted preset would."""
+    original = Recipe.preset.__func__
+
+    def drifted(cls, preset, *args, **fields):
+        recipe = original(cls, preset, *args, **fields)
+        return recipe.replace(**changes) if preset == name else recipe
+
+    monkeypatch.setattr(Recipe, "preset", classmethod(drifted))
 
 
 def _row(table, setting, preset=None):
@@ -60,12 +65,15 @@ def test_a_config_field_without_a_paper_entry_is_refused(monkeypatch):
 
 def test_rows_read_the_live_code():
     table = fidelity.rows()
-    base = TransformerConfig.base()
+    recipe = Recipe.preset("base")
+    base = recipe.model
     for field in (f.name for f in dataclasses.fields(TransformerConfig)):
         code = _row(table, field, "base").code
         assert code == (base.head_key_dim if field == "key_dim" else
                         base.head_value_dim if field == "value_dim" else getattr(base, field))
-    from tfm.decoding.search_entry import beam_search
+    for part, field in (("training", "warmup_steps"), ("decoding", "beam_size"), ("data", "subwords")):
+        assert _row(table, field, "base").code == getattr(getattr(recipe, part), field)
+    from tfm.decoding.beam import beam_search
     import inspect
 
     defaults = inspect.signature(beam_search).parameters
@@ -91,7 +99,7 @@ def test_conventions_described_are_the_code():
     import tensorflow as tf
 
     import tfm
-    from tfm.decoding.search_entry import length_penalty
+    from tfm.decoding.search_steps import length_penalty
 
     eps, vocab, reference = 0.1, 7, 2
     logits = tf.Variable(tf.zeros((1, 1, vocab)))

@@ -59,6 +59,10 @@ class EchoTranslator:
     def __init__(self, *args, beam_size=None, alpha=None, **kwargs):
         self.beam_size, self.alpha = beam_size or 1, alpha or 0.0
 
+    @classmethod
+    def from_run(cls, run_dir, checkpoint="auto", **kwargs):
+        return cls(**kwargs)
+
     def __call__(self, sentences):
         EchoTranslator.seen = list(sentences)
         return list(sentences)
@@ -71,12 +75,12 @@ class EchoTranslator:
 
 
 def test_evaluate_prepares_sources_and_scores_on_the_anchor_footing(monkeypatch):
-    from tfm.decoding import evaluation
+    from tfm.decoding import bleu
 
-    monkeypatch.setattr(evaluation, "Translator", EchoTranslator)
+    monkeypatch.setattr(bleu, "Translator", EchoTranslator)
     sources = ["A man's Dog runs.", "Two kids, laughing."]
-    hypotheses, scores = evaluation.evaluate(None, None, sources, sources, preprocess="moses_lc",
-                                             source_lang="en", target_lang="en")
+    hypotheses, scores = bleu.evaluate(None, None, sources, sources, preprocess="moses_lc",
+                                       source_lang="en", target_lang="en")
     assert EchoTranslator.seen == ["a man 's dog runs .", "two kids , laughing ."]
     assert hypotheses == EchoTranslator.seen  # what the model wrote, as it wrote it
     assert scores["bleu_moses_lc"] == pytest.approx(100.0)  # references tokenized and lowercased the same way
@@ -92,7 +96,8 @@ def test_translate_command_prepares_the_input_and_detokenizes_the_output(monkeyp
 
     # The echo "translates" English into English, so the English detokenizer applies.
     info = {"data": {"dataset": "multi30k", "source_lang": "en", "target_lang": "en", "preprocess": "moses_lc"}}
-    monkeypatch.setattr(tfm.runs.folder, "load_run", lambda run, checkpoint=None: (None, None, info))
+    monkeypatch.setattr(tfm.runs, "weights_path", lambda run, checkpoint="auto": f"{run}/checkpoints/x.weights.h5")
+    monkeypatch.setattr(tfm.runs, "read_run_config", lambda run: info)
     monkeypatch.setattr(tfm.decoding, "Translator", EchoTranslator)
     assert cli.main(["translate", "--run", str(tmp_path), "A Dog's toy, here."]) == 0
     assert EchoTranslator.seen == ["a dog 's toy , here ."]

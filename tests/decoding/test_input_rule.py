@@ -1,4 +1,4 @@
-"""One input rule on every path (tfm.decoding.input_rule_ops documents it): the plain-Python rule (tfm.decoding.input_rule) and the
+"""One input rule on every path (tfm.decoding.text_ops documents it): the plain-Python rule (tfm.decoding.input_rule) and the
 TensorFlow one answer one table of cases alike, and Translator, `tfm translate` (arguments and standard input),
 the exported SavedModel and CTranslate2Translator each translate every case as its clean form."""
 
@@ -18,7 +18,7 @@ from tfm.cli import commands as cli
 from tfm.decoding import input_rule
 from tfm.serving import saved_model as tfm_export
 from tfm.decoding import Translator
-from tfm.decoding import input_rule_ops
+from tfm.decoding import text_ops
 
 # (input, what the rule makes of it). Whitespace only separates words; other characters stay.
 CASES = [
@@ -64,7 +64,7 @@ CLEAN = [clean for _, clean in CASES]
 # The rule itself: Python == TensorFlow, case by case.
 # ---------------------------------------------------------------------------
 def test_python_and_tensorflow_rules_normalize_alike():
-    graph = [t.decode("utf-8") for t in input_rule_ops.normalize(tf.constant(INPUTS)).numpy()]
+    graph = [t.decode("utf-8") for t in text_ops.normalize_strings(tf.constant(INPUTS)).numpy()]
     python = [input_rule.normalize(case) for case in INPUTS]
     assert python == CLEAN
     assert graph == CLEAN
@@ -72,7 +72,7 @@ def test_python_and_tensorflow_rules_normalize_alike():
 
 def test_python_and_tensorflow_rules_refuse_alike():
     raw = [text.encode("utf-8") for text in INPUTS] + ACCEPTED_BYTES + [data for data, _ in REFUSED]
-    graph = input_rule_ops.invalid(tf.constant(raw)).numpy().tolist()
+    graph = text_ops.invalid(tf.constant(raw)).numpy().tolist()
     python = [input_rule.problem(data) is not None for data in raw]
     assert python == graph == [False] * (len(INPUTS) + len(ACCEPTED_BYTES)) + [True] * len(REFUSED)
     assert [input_rule.problem(data) for data, _ in REFUSED] == [problem for _, problem in REFUSED]
@@ -136,8 +136,12 @@ def test_saved_model_translates_each_case_as_its_clean_form(serve, expected):
 @pytest.fixture
 def cli_run(monkeypatch, tiny_transformer, number_tokenizer):
     """`tfm translate --run RUN` answered by this module's model (a run without preprocessing)."""
-    monkeypatch.setattr(tfm.runs.folder, "load_run", lambda run, checkpoint=None: (tiny_transformer, number_tokenizer,
-                                                                           {"run_dir": run, "data": {}}))
+    from tfm.decoding import Translator
+
+    monkeypatch.setattr(tfm.runs, "weights_path", lambda run, checkpoint="auto": f"{run}/checkpoints/x.weights.h5")
+    monkeypatch.setattr(tfm.runs, "read_run_config", lambda run: {"data": {}})
+    monkeypatch.setattr(Translator, "from_run", classmethod(
+        lambda cls, run, checkpoint="auto", **kwargs: cls(tiny_transformer, number_tokenizer, **kwargs)))
     return ["translate", "--run", "RUN", "--beam-size", "1"]
 
 
@@ -159,7 +163,8 @@ def test_cli_standard_input_translates_each_case_as_its_clean_form(cli_run, monk
 @pytest.fixture(scope="module")
 def ct2(tmp_path_factory, tiny_transformer, number_tokenizer):
     pytest.importorskip("ctranslate2", reason="the CTranslate2 export is an optional extra")
-    from tfm.serving.ctranslate2 import CTranslate2Translator, export_ctranslate2
+    from tfm.serving.ctranslate2 import export_ctranslate2
+    from tfm.serving.ctranslate2_translator import CTranslate2Translator
 
     return CTranslate2Translator(export_ctranslate2((tiny_transformer, number_tokenizer),
                                                     tmp_path_factory.mktemp("rule_ct2") / "ct2"))
@@ -245,3 +250,45 @@ def test_ctranslate2_cuts_long_input_and_warns(ct2, caplog):
     assert out[1] == ct2([" ".join(["two"] * 4)], beam_size=1)[0]  # the first 12 subwords: "two" x 4
     assert [r.getMessage() for r in caplog.records if "truncated" in r.getMessage()] == [
         "1 input(s) longer than the model's 12 subwords were truncated (the first: index 1)"]
+
+
+# ---------------------------------------------------------------------------
+# A careless batch (None, one str, a number): a message naming `sentences`, from every method that takes one.
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("careless, message", [
+    (None, "sentences=None: translate takes a list of sentences (str), got None"),
+    ("two", "sentences='two' is one str: translate takes a list of sentences; wrap a single one in a list"),
+    (b"two", "sentences=b'two' is one bytes: translate takes a list of sentences; wrap a single one in a list"),
+    (7, "sentences=7 is an int: translate takes a list of sentences (str)"),
+    (["two", 3], "sentences[1]=3 is an int: translate takes a list of sentences (str)"),
+    (("two", None), "sentences[1]=None is a NoneType: translate takes a list of sentences (str)"),
+])
+def test_a_careless_batch_is_named_by_every_method_that_takes_sentences(translator, careless, message):
+    for method in (translator.translate, translator.translate_with_scores, translator.nbest, translator.align,
+                   translator.encode, translator.invalid, input_rule.validate_sentences):
+        with pytest.raises(TypeError) as error:
+            method(careless)
+        assert str(error.value) == message, method.__name__
+
+
+def test_screen_sentences_answers_as_every_translator_does():
+    """(Moved from tests/serving/test_metadata.py with the function, tfm.serving.metadata.check_sentences.)"""
+    assert input_rule.screen_sentences([]) == ([], [])
+    assert input_rule.screen_sentences(["two", "drei\udcff"], on_invalid="empty") == ([b"two", b"drei\xff"], [1])
+    with pytest.raises(TypeError, match=r"sentences\[1\]=3 is an int"):
+        input_rule.screen_sentences(["two", 3])
+    with pytest.raises(ValueError, match=r"on_invalid='skip': expected one of \('error', 'empty'\)"):
+        input_rule.screen_sentences(["two"], on_invalid="skip")
+    with pytest.raises(ValueError, match=r"indices of the invalid strings: \[0, 2\]"):
+        input_rule.screen_sentences([b"\xff", "two", "a\x00b"])
+
+
+def test_validate_sentences_returns_a_new_list_and_reads_an_iterator_once():
+    given = ["two", b"three"]
+    checked = input_rule.validate_sentences(given)
+    assert checked == given and checked is not given
+    assert input_rule.validate_sentences(s for s in ("two", "three")) == ["two", "three"]
+    assert input_rule.validate_sentences(np.array(["two", "three"])) == ["two", "three"]  # np.str_ is a str
+    long = "x" * 100
+    with pytest.raises(TypeError, match=r"^sentences='x{56}\.\.\. is one str"):  # a long value is cut in the message
+        input_rule.validate_sentences(long)

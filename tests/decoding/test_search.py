@@ -22,7 +22,7 @@ EXTRA = 6  # short outputs keep the untrained models' searches fast
 def transformer():
     keras.utils.set_random_seed(0)
     config = TransformerConfig.tiny(vocab_size=VOCAB, dropout=0.0, num_layers=1, max_length=16,
-                                    max_extra_length=EXTRA)
+                                    extra_positions=EXTRA)
     return tfm.Transformer.from_preset(config)
 
 
@@ -52,7 +52,7 @@ def _cached_logits(model, sources, sequences, steps):
     decodable = decoding.as_decodable(model)
     fed = tf.constant(np.concatenate([np.full((len(sequences), 1), START_ID), sequences], 1), tf.int32)
     state = decodable.start(tf.constant(sources, tf.int32), None)
-    assert isinstance(state, decoding.DecodingState)
+    assert isinstance(state, tfm.models.DecodingState)
     rows = []
     for index in range(steps):
         logits, state = decodable.step(fed, index, state)
@@ -179,8 +179,8 @@ def test_transformer_limit_clamped_to_positions(transformer):
     long = np.full((1, 40), 5, np.int32)  # longer than max_length=16: truncated
     result = _numpy(decoding.greedy_search(transformer, long))
     config = transformer.config
-    assert result.sequences.shape[1] <= config.max_length + config.max_extra_length + 1
-    assert result.lengths[0] <= config.max_length + config.max_extra_length
+    assert result.sequences.shape[1] <= config.max_length + config.extra_positions + 1
+    assert result.lengths[0] <= config.max_length + config.extra_positions
 
 
 def _graph(fn, **kwargs):
@@ -246,7 +246,7 @@ def test_cached_equals_uncached(variant, sources):
 def test_cached_equals_uncached_when_key_and_value_widths_differ(sources, key_dim, value_dim):
     keras.utils.set_random_seed(0)
     config = TransformerConfig.tiny(vocab_size=VOCAB, dropout=0.0, num_layers=1, max_length=16,
-                                    max_extra_length=EXTRA, key_dim=key_dim, value_dim=value_dim)
+                                    extra_positions=EXTRA, key_dim=key_dim, value_dim=value_dim)
     model = tfm.Transformer.from_preset(config)
     for search, kwargs in ((decoding.greedy_search, {}), (decoding.beam_search, dict(beam_size=3))):
         cached = _numpy(_graph(search, model=model, **kwargs)(sources))
@@ -322,10 +322,9 @@ def test_xla_compiled_equals_eager(transformer, sources):
                                     dict(attention="luong", cell="lstm", num_layers=2, input_feeding=True)])
 def test_seq2seq_cached_equals_uncached(sources, preset):
     from tfm.config import Seq2SeqConfig
-    from tfm.models.seq2seq import build_seq2seq
 
     keras.utils.set_random_seed(0)
-    model = build_seq2seq(Seq2SeqConfig.tiny(vocab_size=VOCAB, **preset))
+    model = tfm.Seq2Seq.from_preset(Seq2SeqConfig.tiny(vocab_size=VOCAB, **preset))
     # Beam search: the recurrent state is reordered with the beams at every step.
     kwargs = dict(beam_size=2, max_extra_length=3, return_all=True)
     cached = _numpy(_graph(decoding.beam_search, model=model, **kwargs)(sources))
@@ -413,7 +412,7 @@ def test_translate_helper_lets_the_model_go(number_tokenizer):
     """`translate()` reuses one Translator per model, and the model can still be garbage-collected."""
     keras.utils.set_random_seed(0)
     config = TransformerConfig.tiny(vocab_size=number_tokenizer.vocab_size, dropout=0.0, num_layers=1, d_model=16,
-                                    num_heads=2, d_ff=32, max_length=8, max_extra_length=2)
+                                    num_heads=2, d_ff=32, max_length=8, extra_positions=2)
     model = tfm.Transformer.from_preset(config)
     first = decoding.translate(model, number_tokenizer, ["seven"], beam_size=1)
     assert decoding.translate(model, number_tokenizer, ["seven"], beam_size=1) == first
@@ -470,7 +469,7 @@ def test_dynamic_shapes_equal_static(transformer, search, kwargs):
 
 @pytest.mark.parametrize("vocab, k", [(10000, 8), (1000, 4), (37000, 8), (70, 2)])
 def test_top_k_in_two_passes_equals_tf_top_k(vocab, k):
-    top_k = importlib.import_module("tfm.decoding.search_core").top_k
+    top_k = importlib.import_module("tfm.decoding.search_steps").top_k
     rng = np.random.default_rng(vocab)
     values = rng.normal(size=(5, vocab)).astype("float32")
     values[1, :] = np.round(values[1, :])  # many ties: the lower index must win, as in tf.math.top_k

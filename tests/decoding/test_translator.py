@@ -12,7 +12,7 @@ import pytest
 from training_helper import copy_run
 
 from tfm import decoding
-from tfm.runs.folder import AVERAGED, CHECKPOINT_DIR
+from tfm.runs import AVERAGED, CHECKPOINT_DIR
 
 SENTENCES = ["three hundred twenty one", "seven", "", "one thousand two hundred five"]
 

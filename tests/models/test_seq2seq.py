@@ -10,7 +10,8 @@ from tfm.data.synthetic import sequence_task_ids
 from tfm.training.losses import LabelSmoothedCrossEntropy
 from tfm.training.metrics import MaskedAccuracy
 from tfm.models.decoding_state import DecodingState
-from tfm.models.seq2seq import Seq2Seq, Seq2SeqConfig, build_seq2seq
+from tfm.config import Seq2SeqConfig
+from tfm.models.seq2seq import Seq2Seq
 
 V = 12
 SMALL = dict(vocab_size=V, embedding_dim=8, units=12)
@@ -88,7 +89,7 @@ def test_preset_unknown():
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_decode_step_equals_call_and_padding_invariance(name, batch):
     source, target_in, _ = batch
-    model = build_seq2seq(Seq2SeqConfig(**SMALL, **VARIANTS[name]))
+    model = Seq2Seq.from_preset(Seq2SeqConfig(**SMALL, **VARIANTS[name]))
     logits = model((source, target_in))
     assert tuple(logits.shape) == (3, target_in.shape[1], V)
     assert keras.backend.standardize_dtype(logits.dtype) == "float32"
@@ -122,7 +123,7 @@ def test_state_is_beam_friendly(name, batch):
     """The cache tiled per beam (as beam search does) with the memory left one row per sentence gives each
     beam its sentence's logits, step after step."""
     source, target_in, _ = batch
-    model = build_seq2seq(Seq2SeqConfig(**SMALL, **VARIANTS[name]))
+    model = Seq2Seq.from_preset(Seq2SeqConfig(**SMALL, **VARIANTS[name]))
     state = model.encode(source)
     if name == "luong":  # (h, c) x 2 layers, then h~
         assert len(state.cache) == 2 * 2 + 1
@@ -138,7 +139,7 @@ def test_state_is_beam_friendly(name, batch):
 
 def test_save_load_and_config_round_trip(batch, tmp_path):
     source, target_in, _ = batch
-    model = build_seq2seq(Seq2SeqConfig(**SMALL, **VARIANTS["bahdanau"]))
+    model = Seq2Seq.from_preset(Seq2SeqConfig(**SMALL, **VARIANTS["bahdanau"]))
     ref = _np(model((source, target_in)))
     clone = Seq2Seq.from_config(model.get_config())
     assert clone.config == model.config
@@ -155,7 +156,7 @@ def test_mixed_bfloat16(batch):
     largest logit; this model differs by 3% of it), in float32."""
     source, target_in, target_out = batch
     config = Seq2SeqConfig(**SMALL, **VARIANTS["luong"])
-    reference = build_seq2seq(config)
+    reference = Seq2Seq.from_preset(config)
     model = Seq2Seq(config, dtype="mixed_bfloat16")
     model((source, target_in))  # builds its weights
     model.set_weights(reference.get_weights())
@@ -174,7 +175,7 @@ def test_mixed_bfloat16(batch):
 
 def test_decoder_opts_out_of_xla():
     # Keras' jit_compile="auto" must not pick XLA: the scan's gradient needs a static trip count.
-    model = build_seq2seq(Seq2SeqConfig(**SMALL))
+    model = Seq2Seq.from_preset(Seq2SeqConfig(**SMALL))
     assert not model.decoder.supports_jit
 
 
@@ -183,7 +184,7 @@ def test_bahdanau_seq2seq_learns_to_reverse():
     keras.utils.set_random_seed(1)
     x, y = sequence_task_ids(2000, vocab_size=V, min_length=2, max_length=6, task="reverse", seed=1)
     x_test, y_test = sequence_task_ids(300, vocab_size=V, min_length=2, max_length=6, task="reverse", seed=2)
-    model = build_seq2seq(Seq2SeqConfig(vocab_size=V, embedding_dim=16, units=32, attention="bahdanau"))
+    model = Seq2Seq.from_preset(Seq2SeqConfig(vocab_size=V, embedding_dim=16, units=32, attention="bahdanau"))
     model.compile(
         optimizer=keras.optimizers.Adam(1e-2), loss=LabelSmoothedCrossEntropy(0.1), metrics=[MaskedAccuracy()]
     )

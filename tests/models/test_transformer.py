@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import tfm
-from tfm.config import TransformerConfig
+from tfm.config import Recipe, TransformerConfig
 from tfm.data.synthetic import sequence_task_ids
 from tfm.models.decoding_state import DecodingState
 
@@ -144,9 +144,9 @@ def test_tiny_transformer_learns_reversal():
     keras.utils.set_random_seed(0)
     train_x, train_y = sequence_task_ids(6000, vocab_size=20, max_length=10, seed=0)
     val_x, val_y = sequence_task_ids(500, vocab_size=20, max_length=10, seed=1)
-    config = TransformerConfig.tiny(vocab_size=20, dropout=0.0, warmup_steps=200)
-    model = tfm.Transformer.from_preset(config)
-    model.compile(optimizer=tfm.build_optimizer(config), loss=tfm.LabelSmoothedCrossEntropy(0.0),
+    recipe = Recipe.preset("tiny", vocab_size=20, dropout=0.0, warmup_steps=200)
+    model = tfm.Transformer.from_preset(recipe.model)
+    model.compile(optimizer=tfm.build_optimizer(recipe), loss=tfm.LabelSmoothedCrossEntropy(0.0),
                   metrics=[tfm.MaskedAccuracy()])
     model.fit(train_x, train_y, batch_size=64, epochs=6, verbose=0)
     result = model.evaluate(val_x, val_y, verbose=0, return_dict=True)
@@ -168,3 +168,23 @@ def test_token_dropout_changes_a_training_pass_only():
     np.testing.assert_allclose(memory, plain.encoder_output(source)[0], atol=1e-6)
     keys, _ = dropping.encode(source).memory[0]
     np.testing.assert_allclose(keys, plain.encode(source).memory[0][0], atol=1e-6)
+
+
+def test_get_config_holds_the_architecture_only():
+    """`model.get_config()` rebuilds the layers and says nothing of training (§5) or decoding (§6.1)."""
+    model = tfm.Transformer.from_preset("tiny")
+    saved = model.get_config()["config"]
+    section_5_and_6_1 = {"warmup_steps", "learning_rate_scale", "adam_beta_1", "adam_beta_2", "adam_epsilon",
+                         "label_smoothing", "rdrop_alpha", "tokens_per_batch", "beam_size", "length_penalty",
+                         "max_extra_length", "checkpoints_to_average", "preprocess", "learning_rate", "clipnorm"}
+    assert not set(saved) & section_5_and_6_1
+    assert saved == TransformerConfig.tiny().to_dict()
+    rebuilt = tfm.Transformer.from_config(model.get_config())
+    assert rebuilt.config == model.config and rebuilt.max_decode_steps == 64 + 50 + 1
+
+
+def test_from_preset_refuses_what_it_cannot_build():
+    with pytest.raises(ValueError, match="preset='huge'"):
+        tfm.Transformer.from_preset("huge")
+    with pytest.raises(TypeError, match="expected a name of"):
+        tfm.Transformer.from_preset(3)

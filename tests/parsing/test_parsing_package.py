@@ -12,7 +12,7 @@ import tfm
 from tfm import parsing
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-MODULES = ("evalb", "evaluation", "linearization", "preprocessing", "tree_constraint", "treebank", "trees")
+MODULES = ("evalb", "linearization", "parse_and_score", "preprocessing", "tree_constraint", "treebank", "trees")
 
 
 def _run(probe, timeout=120):
@@ -75,7 +75,7 @@ assert imported() == [], imported()
 import tfm
 from tfm.data import number_words_pairs, train_tokenizer
 tokenizer = train_tokenizer(list(zip(*number_words_pairs("train", max_number=1100))), vocab_size=40)
-config = tfm.TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, num_layers=1, max_length=8, max_extra_length=2)
+config = tfm.TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, num_layers=1, max_length=8, extra_positions=2)
 path = tfm.export_saved_model((tfm.Transformer.from_preset(config), tokenizer), os.path.join(tempfile.mkdtemp(), "1"), beam_size=1)
 assert os.path.isfile(os.path.join(path, "saved_model.pb"))
 print(imported())

@@ -6,22 +6,23 @@ import os
 import pytest
 
 from tfm.cli import commands as cli
-from tfm.config import TransformerConfig
-from tfm.models import make_config
+from tfm.config import Recipe, TransformerConfig
 
 
 def test_parse_presets_hold_the_papers_section_6_3_settings():
-    paper = TransformerConfig.parse()
-    assert (paper.num_layers, paper.d_model, paper.vocab_size) == (4, 1024, 16000)
-    assert (paper.beam_size, paper.length_penalty, paper.max_extra_length) == (21, 0.3, 300)
-    assert paper.dropout > 0 and paper.attention_dropout > 0  # "both attention and residual" dropout
-    cpu = TransformerConfig.parse_small()
-    assert cpu.num_layers == 4 and (cpu.beam_size, cpu.length_penalty, cpu.max_extra_length) == (21, 0.3, 300)
+    paper = Recipe.preset("parse")
+    assert (paper.model.num_layers, paper.model.d_model, paper.model.vocab_size) == (4, 1024, 16000)
+    decoding = (paper.decoding.beam_size, paper.decoding.length_penalty, paper.decoding.max_extra_length)
+    assert decoding == (21, 0.3, 300)
+    assert paper.model.dropout > 0 and paper.model.attention_dropout > 0  # "both attention and residual" dropout
+    cpu = Recipe.preset("parse_small")
+    assert cpu.model.num_layers == 4 and cpu.decoding == paper.decoding
     # The RNN baseline of the same preset reads the same data and decodes alike.
-    rnn = make_config("parse_small", "bahdanau")
-    for field in ("vocab_size", "max_length", "tokens_per_batch", "beam_size", "length_penalty", "max_extra_length"):
-        assert getattr(rnn, field) == getattr(cpu, field), field
-    assert cli.PRESETS == list(TransformerConfig.PRESETS)
+    rnn = Recipe.preset("parse_small", model="bahdanau")
+    assert (rnn.data, rnn.decoding, rnn.model.vocab_size) == (cpu.data, cpu.decoding, cpu.model.vocab_size)
+    assert rnn.training.tokens_per_batch == cpu.training.tokens_per_batch
+    assert {"parse", "parse_small"} <= set(TransformerConfig.PRESETS)
+    assert cli.build_parser().parse_args(["train", "--preset", "parse_small", "--output", "RUN"]).preset == "parse_small"
 
 
 def test_train_help_names_the_parsing_dataset(capsys):
@@ -44,10 +45,11 @@ def test_train_and_evaluate_a_parser(treebank_data_dir, tmp_path, capsys):
     from tfm.training import train
 
     run = str(tmp_path / "parse")
-    config = TransformerConfig.parse_small(num_layers=1, d_model=32, num_heads=2, d_ff=64, vocab_size=300,
-                                           max_length=96, max_extra_length=40, tokens_per_batch=2048)
-    result = train(config, "ptb_parse", output=run, epochs=1, steps_per_epoch=3, data_dir=treebank_data_dir,
-                   validation=False, verbose=0, strategy="default")
+    recipe = Recipe.preset("parse_small", num_layers=1, d_model=32, num_heads=2, d_ff=64, vocab_size=300, subwords=300,
+                           max_length=96, max_pair_length=96, extra_positions=40, max_extra_length=40,
+                           tokens_per_batch=2048, dataset="ptb_parse", data_dir=treebank_data_dir, steps_per_epoch=3,
+                           validation=False)
+    result = train(recipe, output=run, epochs=1, verbose=0, strategy="default")
     assert result.epochs == 1
     assert cli.main(["evaluate", "--run", run, "--split", "test", "--limit", "6", "--beam-size", "2"]) == 0
     out = capsys.readouterr().out

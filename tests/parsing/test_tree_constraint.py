@@ -127,7 +127,7 @@ def test_greedy_writes_a_tree_where_unconstrained_search_writes_brackets(constra
 def random_model():
     keras.utils.set_random_seed(0)
     config = tfm.TransformerConfig.tiny(vocab_size=len(VOCAB), dropout=0.0, num_layers=1, max_length=16,
-                                        max_extra_length=30)
+                                        extra_positions=30)
     return tfm.Transformer.from_preset(config)
 
 

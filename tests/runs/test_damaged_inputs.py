@@ -3,7 +3,7 @@
 Each case ends in one line that names the file or the setting and what to do with the command that met it
 (exit status 1, or argparse's 2 for a flag; no traceback), and no file of the run changes unless the
 command's purpose is to change it. Most cases damage a copy of a small run made without training
-(`tfm.runs.example.write_example_run`, about a second); the resumes train `finished_run`'s copies.
+(`write_example_run` of tests/runs/conftest.py, about a second); the resumes train `finished_run`'s copies.
 """
 
 import errno
@@ -21,23 +21,18 @@ import pytest
 from training_helper import ROOT, child_env, copy_run, train_argv
 
 from tfm.cli import commands as cli
-from tfm.config import DataConfig, TransformerConfig
-from tfm.runs import folder as runs
-from tfm.runs import resume
-from tfm.runs.example import write_example_run
+from tfm.config import DataConfig, DecodingConfig, Recipe, TrainingConfig
+from tfm.models import Transformer
+from tfm import runs
+from tfm.runs import files, resume
 from tfm.training.callbacks import RunBackup
 
 TRANSLATE = ["translate", "--beam-size", "1", "seven"]
 
 
-@pytest.fixture(scope="module")
-def example_run(tmp_path_factory):
-    """A run of 3 epoch checkpoints (recorded configs) made without training; damage only a copy."""
-    return write_example_run(str(tmp_path_factory.mktemp("example") / "run"), epochs=3)
-
-
 @pytest.fixture
 def run(example_run, tmp_path):
+    """A copy of conftest.py's 3-epoch run (recorded configs), made without training: damage only the copy."""
     return copy_run(example_run, tmp_path)
 
 
@@ -63,6 +58,11 @@ def truncate(path, keep=0.5):
         f.write(data[: int(len(data) * keep)])
 
 
+def run_config(run_dir):
+    """The model config of a run folder."""
+    return Recipe.from_record(runs.read_run_config(run_dir)).model
+
+
 def edit_config(run_dir, change):
     """Rewrites RUN/config.json with `change(info)` applied to its parsed content."""
     path = os.path.join(run_dir, runs.CONFIG_FILE)
@@ -86,7 +86,7 @@ def test_a_damaged_keras_checkpoint_is_one_line(run, capsys, damage, said, todo)
     if damage == "an .h5 renamed":
         shutil.copy(epoch_file, path)
     else:
-        model = runs.build_float32_model(runs.model_config_from_info(runs.read_run_config(run)))
+        model = Transformer.from_preset(run_config(run))
         model.save(path)  # a whole .keras archive first
         if damage == "truncated":
             truncate(path)
@@ -111,7 +111,7 @@ def test_a_damaged_h5_checkpoint_is_one_line(run, capsys, damage):
             f.write(b"\x1f\x8b\x08" + os.urandom(2000))
         said = "it is not an HDF5 file; the file is damaged"
     else:
-        runs.build_float32_model(runs.model_config_from_info(runs.read_run_config(run))).save(
+        Transformer.from_preset(run_config(run)).save(
             os.path.join(run, "whole.keras"))
         os.replace(os.path.join(run, "whole.keras"), path)
         said = "it is a .keras archive named .weights.h5; rename it to end in .keras"
@@ -156,20 +156,20 @@ def test_a_config_json_overwritten_by_another_json_object_is_named(run, capsys):
     assert "format None" not in err and "restore config.json from a copy" in err
 
 
-@pytest.mark.parametrize("field, value, said", [
-    ("d_model", "sixteen", "model_config d_model='sixteen' must be an int"),
-    ("norm_first", "false", "model_config norm_first='false' must be a bool (true or false)"),
-    ("length_penalty", float("inf"), "model_config alpha=inf: the length penalty must be a finite number"),
+@pytest.mark.parametrize("section, field, value, said", [  # a field's name is unique across config.json's sections
+    ("model", "d_model", "sixteen", "d_model='sixteen' must be an int"),
+    ("model", "norm_first", "false", "norm_first='false' must be a bool (true or false)"),
+    ("decoding", "length_penalty", float("inf"), "alpha=inf: the length penalty must be a finite number"),
 ])
-def test_a_hand_edited_config_value_is_named_with_the_file(run, capsys, field, value, said):
-    edit_config(run, lambda info: info["model_config"].update({field: value}))
+def test_a_hand_edited_config_value_is_named_with_the_file(run, capsys, section, field, value, said):
+    edit_config(run, lambda info: info[section].update({field: value}))
     err = refused(["translate", "--run", run, "seven"], capsys)
     assert f"{os.path.join(run, runs.CONFIG_FILE)}: {said}" in err and "restore config.json from a copy" in err
 
 
 def test_a_config_missing_d_model_is_blamed_on_the_config(run, capsys):
     """Once: "43 objects could not be loaded ... the file is damaged"."""
-    edit_config(run, lambda info: info["model_config"].pop("d_model"))
+    edit_config(run, lambda info: info["model"].pop("d_model"))
     before = listing(run)
     err = refused(["translate", "--run", run, "seven"], capsys)
     config = os.path.join(run, runs.CONFIG_FILE)
@@ -181,23 +181,23 @@ def test_a_config_missing_d_model_is_blamed_on_the_config(run, capsys):
 
 def test_weights_without_a_record_that_do_not_fit_the_config_blame_the_config(run, capsys):
     """A checkpoint written by Keras itself (or an earlier tfm) has no record: the shapes tell."""
-    model = runs.build_float32_model(runs.model_config_from_info(runs.read_run_config(run)))
+    model = Transformer.from_preset(run_config(run))
     path = runs.latest_checkpoint(run)
     model.save_weights(path)  # Keras' own writer: no record
     assert runs.weights_record(path) is None
-    edit_config(run, lambda info: info["model_config"].pop("d_model"))
+    edit_config(run, lambda info: info["model"].pop("d_model"))
     err = refused(["translate", "--run", run, "seven"], capsys)
     assert f"the weights in {path} do not fit the model {os.path.join(run, runs.CONFIG_FILE)} describes: " in err
     assert re.search(r"\d+ of its \d+ arrays differ in shape \(\S+: the file has \(\d+, 16\), the model \(\d+, 512\)\)",
                      err), err
-    assert "config.json's model_config lacks d_model, so the default was used" in err
+    assert "config.json's model section lacks d_model, so the default was used" in err
 
 
 def test_a_checkpoint_made_under_another_config_is_refused_by_its_record(run, capsys):
     """Same-shape pre-LN weights in a post-LN config once loaded silently and translated nonsense."""
-    edit_config(run, lambda info: info["model_config"].update(norm_first=True))
+    edit_config(run, lambda info: info["model"].update(norm_first=True))
     with pytest.raises(ValueError, match="norm_first: the checkpoint's False, config.json's True"):
-        runs.load_run(run)
+        Transformer.from_preset(run)
     err = refused(["average", "--run", run], capsys)
     assert "norm_first: the checkpoint's False, config.json's True" in err
     assert not os.path.exists(os.path.join(run, runs.CHECKPOINT_DIR, runs.AVERAGED))
@@ -207,7 +207,7 @@ def test_a_resume_whose_config_was_edited_is_refused_by_the_backups_record(finis
     """Keras' BackupAndRestore loads the backup unchecked: config.json edited to pre-LN (and the flags to
     match) would have continued post-LN weights as pre-LN ones."""
     run_dir = copy_run(finished_run, tmp_path)
-    edit_config(run_dir, lambda info: info["model_config"].update(norm_first=True))
+    edit_config(run_dir, lambda info: info["model"].update(norm_first=True))
     before = [entry for entry in listing(run_dir) if entry[0] != runs.LOCK_FILE]
     err = refused(train_argv(run_dir, 3, "--set", "norm_first=true"), capsys)
     backup = os.path.join(run_dir, runs.BACKUP_DIR, resume.BACKUP_WEIGHTS)
@@ -220,14 +220,14 @@ def test_a_resume_whose_config_was_edited_is_refused_by_the_backups_record(finis
 def test_checkpoints_record_their_config_and_old_ones_still_load_with_a_log_line(run, caplog):
     caplog.set_level(logging.INFO, logger="tfm.runs")
     record = runs.weights_record(runs.latest_checkpoint(run))
-    config = runs.model_config_from_info(runs.read_run_config(run))
+    config = run_config(run)
     assert record["model"] == "transformer" and record["model_config"] == json.loads(json.dumps(config.to_dict()))
     # A recipe field (dropout, beam size ...) may differ: the weights mean the same.
-    edit_config(run, lambda info: info["model_config"].update(dropout=0.3, beam_size=2))
-    runs.load_run(run)
-    model = runs.build_float32_model(config)
+    edit_config(run, lambda info: (info["model"].update(dropout=0.3), info["decoding"].update(beam_size=2)))
+    Transformer.from_preset(run)
+    model = Transformer.from_preset(config)
     model.save_weights(runs.latest_checkpoint(run))  # as tfm wrote them before checkpoints recorded their config
-    loaded, _, _ = runs.load_run(run, checkpoint="latest")
+    loaded = Transformer.from_preset(run, checkpoint="latest")
     assert "records no model config" in caplog.text and "loaded without checking it" in caplog.text
     for got, want in zip(loaded.get_weights(), model.get_weights()):
         np.testing.assert_array_equal(got, want)
@@ -255,7 +255,7 @@ def test_average_on_a_damaged_epoch_file_says_what_average_can_do(run, capsys):
 
 def test_evaluate_says_the_hypotheses_are_saved_when_only_the_scores_are_not(run, monkeypatch, capsys):
     """A file-size limit that the .txt fits under but not the .json: once "not saved, nor the hypotheses"."""
-    from tfm.decoding import evaluation
+    from tfm.decoding import bleu
 
     real = runs.write_atomic
 
@@ -274,7 +274,7 @@ def test_evaluate_says_the_hypotheses_are_saved_when_only_the_scores_are_not(run
         f"{stem}.json: the file would exceed the file-size limit set by ulimit -f (EFBIG); fix that and run the "
         f"same command again to save the scores")
     assert os.path.isfile(stem + ".txt") and not os.path.exists(stem + ".json")
-    assert evaluation.ResultsWriteError(errno.EFBIG, "", "x.json", ["x.txt"]).saved == ["x.txt"]
+    assert bleu.ResultsWriteError(errno.EFBIG, "", "x.json", ["x.txt"]).saved == ["x.txt"]
 
 
 # 6: numeric settings, checked where they are read (CLI, --set, the Python API, a run's config.json) -------
@@ -314,10 +314,11 @@ def test_the_python_api_applies_the_same_rules(run):
     from tfm.serving.saved_model import ExportedTranslator
 
     with pytest.raises(ValueError, match="learning_rate_scale=-1 must be > 0"):
-        TransformerConfig.tiny(learning_rate_scale=-1)
+        TrainingConfig(learning_rate_scale=-1)
     with pytest.raises(ValueError, match="alpha=inf: the length penalty must be a finite number"):
-        TransformerConfig.tiny(length_penalty=float("inf"))
-    model, tokenizer, _ = runs.load_run(run)
+        DecodingConfig(length_penalty=float("inf"))
+    model = Transformer.from_preset(run)
+    tokenizer = runs.load_tokenizer(run, model.config)
     for build in (Translator, ExportedTranslator):
         with pytest.raises(ValueError, match="alpha=1e\\+308: the length penalty must be a finite number in"):
             build(model, tokenizer, alpha=1e308)
@@ -348,7 +349,7 @@ def test_a_run_that_recorded_stray_corpus_files_resumes(finished_run, tmp_path):
     run_dir = copy_run(finished_run, tmp_path)
     edit_config(run_dir, lambda info: info["data"].update(source_file="/x/src.txt", target_file="/x/tgt.txt"))
     info = runs.read_run_config(run_dir)
-    assert runs.data_config_from_info(info).source_file is None
+    assert Recipe.from_record(info).data.source_file is None
     assert cli.main(train_argv(run_dir, 2)) == 0  # the same configuration: nothing to train, no refusal
 
 
@@ -416,15 +417,15 @@ def test_a_write_failure_during_training_keeps_the_older_backup_copy(tmp_path, m
     back_up(1)
     back_up(2)
     before = listing(backup)
-    real = runs.write_atomic
+    real = files.write_atomic
 
     def full(path, data, before_replace=None):
         raise runs.WriteError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
 
-    monkeypatch.setattr(runs, "write_atomic", full)
+    monkeypatch.setattr(files, "write_atomic", full)  # what RunBackup's writes (weights, then metadata) go through
     with pytest.raises(runs.WriteError):
         back_up(3)
-    monkeypatch.setattr(runs, "write_atomic", real)
+    monkeypatch.setattr(files, "write_atomic", real)
     assert listing(backup) == before  # both copies, as they were
     assert resume.verify_backup(backup) == 2
 

@@ -1,7 +1,7 @@
 """One rule for every output path (issue 39, items 1, 2, 3 and 5), as a careless user meets it.
 
 `tfm average`, `tfm export` (both formats), `tfm evaluate` and `tfm train` resolve and check where they
-write before any work (`tfm.runs.folder.validate_output_file` / `validate_output_folder`): never one of a
+write before any work (`tfm.runs.validate_output_file` / `tfm.serving.export_folder.validate_output_folder`): never one of a
 run's own files, never under a file, a symbolic link loop or a dangling link. A refusal is one line and
 exit status 1, and no file of the run or beside the output changes (bytes and modification times
 compared). Exports are written into a temporary sibling and renamed into place only when complete; an
@@ -15,27 +15,20 @@ import pytest
 import tensorflow as tf
 from training_helper import train_argv
 
+import tfm.training.averaging
 import tfm.training.trainer
+from tfm import runs
 from tfm.cli import commands as cli
-from tfm.runs import folder as runs
-from tfm.runs.example import write_example_run
+from tfm.config.recipe import RECORD_FORMAT
+from tfm.models import Transformer
 from tfm.serving import ctranslate2 as ct2_export
+from tfm.serving import export_folder
 from tfm.serving import saved_model as sm_export
+from tfm.serving.metadata import read_metadata
+from tfm.serving.saved_model_translator import SavedModelTranslator
 from tfm.training.averaging import average_checkpoints
 
 DEAD = 2**22 + 4321  # above the default pid_max: no such process
-
-
-@pytest.fixture(scope="module")
-def example_run(tmp_path_factory):
-    """A 3-epoch run folder (no training: `write_example_run`); tests that refuse must leave it as it is."""
-    return write_example_run(str(tmp_path_factory.mktemp("example") / "run"), epochs=3)
-
-
-@pytest.fixture
-def fresh_run(tmp_path):
-    """A run folder a test may write into."""
-    return write_example_run(str(tmp_path / "run"), epochs=3)
 
 
 def snapshot(*folders):
@@ -67,8 +60,7 @@ def no_work(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("work started before the output path was checked")
 
-    monkeypatch.setattr(runs, "load_run", refuse)
-    monkeypatch.setattr(runs, "build_float32_model", refuse)
+    monkeypatch.setattr(Transformer, "from_preset", refuse)
     monkeypatch.setattr(tfm.training.trainer, "load_pairs", refuse)
 
 
@@ -129,7 +121,7 @@ def test_average_record_cannot_overwrite_config_json(fresh_run, capsys):
     assert cli.main(["average", "--run", fresh_run, "--last", "2", "--output", output]) == 0
     with open(config, "rb") as f:
         assert (f.read(), os.stat(config).st_mtime_ns) == (config_bytes, config_mtime)
-    assert runs.read_run_config(fresh_run)["format"] == runs.FORMAT  # the run still reads as a run
+    assert runs.read_run_config(fresh_run)["format"] == RECORD_FORMAT  # the run still reads as a run
     with open(output + ".averaging.json") as f:
         assert json.load(f) == {"epochs": [2, 3], "checkpoints": ["epoch_002.weights.h5", "epoch_003.weights.h5"]}
     assert snapshot(os.path.join(fresh_run, "checkpoints"), os.path.join(fresh_run, "tokenizer")) == before
@@ -146,7 +138,7 @@ def test_average_record_leaves_a_json_of_the_same_stem_alone(example_run, tmp_pa
 
 
 def test_an_earlier_versions_record_is_still_read_then_replaced(fresh_run, caplog):
-    """Runs averaged before: `checkpoints/averaged.json`. load_run still says the average is stale from it; the
+    """Runs averaged before: `checkpoints/averaged.json`. weights_path still says the average is stale from it; the
     next tfm average writes the new record and removes the old one."""
     checkpoints = os.path.join(fresh_run, "checkpoints")
     average_checkpoints(fresh_run, last=2, epochs=None)
@@ -154,7 +146,7 @@ def test_an_earlier_versions_record_is_still_read_then_replaced(fresh_run, caplo
                os.path.join(checkpoints, "averaged.json"))
     with open(os.path.join(checkpoints, "averaged.json"), "w") as f:
         json.dump({"epochs": [1, 2]}, f)  # older than epoch 3
-    runs.resolve_checkpoint(fresh_run)
+    runs.weights_path(fresh_run)
     assert any("averages checkpoints up to epoch 2, but epoch 3 exists" in r.getMessage() for r in caplog.records)
     average_checkpoints(fresh_run, last=2)
     assert "averaged.json" not in os.listdir(checkpoints)
@@ -194,12 +186,18 @@ def test_an_output_under_a_bad_parent_is_one_line_before_any_work(example_run, t
     assert snapshot(example_run, tmp_path) == before
 
 
+class NotBuilt:
+    @staticmethod
+    def from_preset(*args, **kwargs):
+        pytest.fail("averaged first")
+
+
 @pytest.mark.parametrize("read_only", [False, True])
 def test_an_output_that_cannot_be_written_is_one_line_before_any_work(example_run, fresh_run, tmp_path, monkeypatch,
                                                                       capsys, read_only):
     """As root, `chmod` stops nothing: `os.access` answers for a folder that is not this user's, `statvfs` for a
     read-only mount."""
-    from tfm.decoding import evaluation
+    from tfm.decoding import bleu
 
     real_access, real_statvfs = os.access, os.statvfs
     under = str(tmp_path)
@@ -213,8 +211,8 @@ def test_an_output_that_cannot_be_written_is_one_line_before_any_work(example_ru
 
     monkeypatch.setattr(os, "access", access)
     monkeypatch.setattr(os, "statvfs", lambda path: ReadOnly() if read_only else real_statvfs(path))
-    monkeypatch.setattr(evaluation, "evaluate", lambda *args, **kwargs: pytest.fail("decoded first"))
-    monkeypatch.setattr(runs, "build_float32_model", lambda *args, **kwargs: pytest.fail("averaged first"))
+    monkeypatch.setattr(bleu, "evaluate", lambda *args, **kwargs: pytest.fail("decoded first"))
+    monkeypatch.setattr(tfm.training.averaging, "Transformer", NotBuilt)  # averaging's model: not before the check
     cause = "the file system is read-only (EROFS)" if read_only else "permission denied (EACCES)"
     export, average = str(tmp_path / "exported" / "1"), str(tmp_path / "avg.weights.h5")
     before = snapshot(example_run, tmp_path)
@@ -236,7 +234,7 @@ def test_replacing_an_export_needs_the_folder_it_is_in_to_be_writable(tmp_path, 
     monkeypatch.setattr(os, "access", lambda path, mode, **kwargs: os.fspath(path) != str(target.parent)
                         and real_access(path, mode, **kwargs))
     with pytest.raises(runs.WriteError, match=f"cannot write {target}: permission denied"):
-        sm_export.validate_output_dir(str(target), overwrite=True)
+        sm_export.validate_saved_model_dir(str(target), overwrite=True)
 
 
 def test_a_new_run_inside_a_runs_own_files_is_refused(example_run, capsys, no_work):
@@ -253,8 +251,8 @@ def test_a_project_folder_with_a_config_json_is_no_run(tmp_path, capsys, no_work
     (tmp_path / "config.json").write_text('{"learning_rate": 0.1}')
     (tmp_path / "checkpoints").mkdir()
     assert runs.describe_run_file(str(tmp_path / "checkpoints" / "epoch_001.weights.h5")) is None
-    assert runs.validate_output_folder(str(tmp_path / "logs" / "1"), marker="saved_model.pb", entries=(),
-                                       kind="an exported model") == str(tmp_path / "logs" / "1")
+    assert export_folder.validate_output_folder(str(tmp_path / "logs" / "1"), marker="saved_model.pb", entries=(),
+                                                kind="an exported model") == str(tmp_path / "logs" / "1")
 
 
 def test_export_into_a_runs_own_files_is_refused(example_run, capsys, no_work):
@@ -272,12 +270,12 @@ def test_export_into_a_runs_own_files_is_refused(example_run, capsys, no_work):
 
 
 def test_evaluate_refuses_a_results_folder_that_is_a_file_before_decoding(fresh_run, capsys, monkeypatch):
-    from tfm.decoding import evaluation
+    from tfm.decoding import bleu
 
     def refuse(*args, **kwargs):
         raise AssertionError("decoded before the output path was checked")
 
-    monkeypatch.setattr(evaluation, "evaluate", refuse)
+    monkeypatch.setattr(bleu, "evaluate", refuse)
     hyps = os.path.join(fresh_run, "hyps")
     with open(hyps, "w") as f:
         f.write("not a folder")
@@ -290,11 +288,12 @@ def test_evaluate_refuses_a_results_folder_that_is_a_file_before_decoding(fresh_
 # 5: exports land whole or not at all; an existing one is replaced only when asked ------------------
 @pytest.fixture(scope="module")
 def example_model(example_run):
-    model, tokenizer, _ = runs.load_run(example_run)
-    return model, tokenizer
+    model = Transformer.from_preset(example_run)
+    return model, runs.load_tokenizer(example_run, model.config)
 
 
-def test_a_failed_export_leaves_nothing_and_the_retry_works(example_model, tmp_path, monkeypatch, capsys):
+def test_a_failed_export_leaves_nothing_and_the_retry_works(example_run, example_model, tmp_path, monkeypatch,
+                                                            capsys):
     """A save cut short (half a variables/ folder written, then TensorFlow's error) once left a folder that
     blocked the retry; a killed export's temporary folder is removed by the next one."""
     real_save = tf.saved_model.save
@@ -312,8 +311,7 @@ def test_a_failed_export_leaves_nothing_and_the_retry_works(example_model, tmp_p
         sm_export.export_saved_model(example_model, target, beam_size=1)
     assert os.listdir(tmp_path) == []  # not even the folders made for it
     (tmp_path / "exported" / "numbers").mkdir(parents=True)
-    monkeypatch.setattr(runs, "load_run", lambda *args, **kwargs: (*example_model, {"run_dir": "RUN"}))
-    assert cli.main(["export", "--run", "RUN", "--output", target]) == 1
+    assert cli.main(["export", "--run", example_run, "--output", target]) == 1
     err = one_line(capsys)
     assert err.startswith("tfm export: error: cannot write ") and err.endswith(": No space left on device")
     assert os.listdir(tmp_path / "exported" / "numbers") == []
@@ -322,21 +320,21 @@ def test_a_failed_export_leaves_nothing_and_the_retry_works(example_model, tmp_p
     killed = tmp_path / "exported" / "numbers" / f".tmp{DEAD}.1"  # what a killed export leaves
     (killed / "variables").mkdir(parents=True)
     (killed / "variables" / "variables_temp").write_bytes(b"half")
-    assert cli.main(["export", "--run", "RUN", "--output", target]) == 0
+    assert cli.main(["export", "--run", example_run, "--output", target]) == 0
     assert os.listdir(tmp_path / "exported" / "numbers") == ["1"]
     assert sorted(os.listdir(target)) == ["assets", "fingerprint.pb", "saved_model.pb", "tfm_export.json",
                                           "variables"]
-    translator = sm_export.SavedModelTranslator(target)
+    translator = SavedModelTranslator(target)
     assert translator(["seven"]) == __import__("tfm").Translator(*example_model, beam_size=4)(["seven"])
 
 
-def test_an_existing_saved_model_is_replaced_only_with_overwrite(example_model, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(runs, "load_run", lambda *args, **kwargs: (*example_model, {"run_dir": "RUN"}))
+def test_an_existing_saved_model_is_replaced_only_with_overwrite(example_run, example_model, tmp_path, monkeypatch,
+                                                                 capsys):
     target = str(tmp_path / "exported" / "1")
-    assert cli.main(["export", "--run", "RUN", "--output", target, "--beam-size", "1"]) == 0
+    assert cli.main(["export", "--run", example_run, "--output", target, "--beam-size", "1"]) == 0
     capsys.readouterr()
     before = snapshot(tmp_path)
-    assert cli.main(["export", "--run", "RUN", "--output", target, "--beam-size", "2"]) == 1
+    assert cli.main(["export", "--run", example_run, "--output", target, "--beam-size", "2"]) == 1
     assert one_line(capsys) == (f"tfm export: error: --output {target!r} already holds an exported model; replace "
                                 "it with --overwrite (overwrite=True in Python), or choose a new folder")
     assert snapshot(tmp_path) == before
@@ -350,8 +348,8 @@ def test_an_existing_saved_model_is_replaced_only_with_overwrite(example_model, 
             sm_export.export_saved_model(example_model, target, beam_size=2, overwrite=True)
     assert snapshot(tmp_path) == before
 
-    assert cli.main(["export", "--run", "RUN", "--output", target, "--beam-size", "2", "--overwrite"]) == 0
-    assert sm_export.read_metadata(target)["beam_size"] == 2
+    assert cli.main(["export", "--run", example_run, "--output", target, "--beam-size", "2", "--overwrite"]) == 0
+    assert read_metadata(target)["beam_size"] == 2
     assert os.listdir(tmp_path / "exported") == ["1"]  # no temporary sibling, no old copy
 
 
@@ -367,12 +365,11 @@ def test_overwrite_never_replaces_a_folder_that_is_not_an_export(example_run, tm
     assert snapshot(tmp_path) == before
 
 
-def test_an_existing_ctranslate2_export_is_replaced_only_with_overwrite(example_model, tmp_path, monkeypatch,
-                                                                         capsys):
+def test_an_existing_ctranslate2_export_is_replaced_only_with_overwrite(example_run, example_model, tmp_path,
+                                                                         monkeypatch, capsys):
     pytest.importorskip("ctranslate2")
-    monkeypatch.setattr(runs, "load_run", lambda *args, **kwargs: (*example_model, {"run_dir": "RUN"}))
     target = str(tmp_path / "ct2")
-    argv = ["export", "--run", "RUN", "--output", target, "--format", "ctranslate2"]
+    argv = ["export", "--run", example_run, "--output", target, "--format", "ctranslate2"]
     assert cli.main(argv) == 0
     capsys.readouterr()
     before = snapshot(tmp_path)
@@ -395,5 +392,5 @@ def test_an_existing_ctranslate2_export_is_replaced_only_with_overwrite(example_
     assert snapshot(tmp_path) == before
 
     assert cli.main(argv + ["--quantization", "int8", "--overwrite"]) == 0
-    assert ct2_export.read_metadata(target)["quantization"] == "int8"
+    assert read_metadata(target)["quantization"] == "int8"
     assert os.listdir(tmp_path) == ["ct2"]

@@ -12,8 +12,8 @@ import keras
 import numpy as np
 import pytest
 
-from tfm.runs import folder as runs
-from tfm.runs import resume
+from tfm import runs
+from tfm.runs import files, resume
 from tfm.training.callbacks import RunBackup
 
 LATEST, METADATA = resume.BACKUP_WEIGHTS, resume.BACKUP_METADATA
@@ -111,7 +111,7 @@ def test_a_backup_write_cut_short_at_any_step_leaves_a_whole_state(two_epochs, m
         if len(steps) == cut + 1:
             raise KeyboardInterrupt(steps[-1])  # a kill
 
-    real_replace, real_write = os.replace, runs.write_atomic
+    real_replace, real_write = os.replace, files.write_atomic
 
     def replace(source, target):
         real_replace(source, target)
@@ -122,7 +122,7 @@ def test_a_backup_write_cut_short_at_any_step_leaves_a_whole_state(two_epochs, m
         real_write(path, data, before_replace)
 
     monkeypatch.setattr(os, "replace", replace)
-    monkeypatch.setattr(runs, "write_atomic", write_atomic)
+    monkeypatch.setattr(files, "write_atomic", write_atomic)  # RunBackup's weights and metadata writes
     with pytest.raises(KeyboardInterrupt):
         back_up(backup, third, 3)
     monkeypatch.undo()

@@ -21,15 +21,12 @@ import time
 import keras
 import pytest
 
-from tfm.runs import folder as runs
+from tfm import runs
 from tfm.cli import commands as cli
-from tfm.runs import atomic
+from tfm.runs import files
 from training_helper import ROOT, child_env, copy_run, fail_fsync, free_ports, train_argv
 
 CHILD_TIMEOUT = 300
-
-
-
 
 
 def temporaries(run_dir):
@@ -128,8 +125,7 @@ def read_only(monkeypatch, folder):
             refuse(path)
         return real_makedirs(path, *args, **kwargs)
 
-    for module in (runs, atomic):  # tfm's writers: the run folder's and the whole-or-nothing files'
-        monkeypatch.setattr(module, "open", guarded_open, raising=False)
+    monkeypatch.setattr(files, "open", guarded_open, raising=False)  # tfm's writer of whole-or-nothing files
     monkeypatch.setattr(os, "open", guarded_os_open)
     monkeypatch.setattr(os, "makedirs", guarded_makedirs)
 

@@ -14,14 +14,11 @@ import os
 import keras
 import pytest
 
-from tfm.runs import folder as runs
+from tfm import runs
 from tfm.cli import commands as cli
-from tfm.config import TransformerConfig
+from tfm.models import Transformer
 from tfm.training import train
-from training_helper import RUN, SMALL, copy_run, fail_fsync, train_argv
-
-
-
+from training_helper import RUN, copy_run, fail_fsync, small_recipe, train_argv
 
 
 def truncate(path, keep=0.5):
@@ -36,7 +33,7 @@ def test_damaged_backup_is_said_and_the_count_comes_from_disk(finished_run, tmp_
     trained again, and the run reports 3 epochs (what is on disk), not 2 + 2."""
     run_dir = copy_run(finished_run, tmp_path)
     truncate(os.path.join(run_dir, runs.BACKUP_DIR, "latest.weights.h5"))
-    result = train(TransformerConfig.tiny(**SMALL), output=run_dir, epochs=3, keep_checkpoints=5, **RUN)
+    result = train(small_recipe(keep_checkpoints=5), output=run_dir, epochs=3, **RUN)
     assert "is damaged" in caplog.text and "epoch 2 will be trained again" in caplog.text
     assert result.initial_epoch == 1 and result.epochs == 3
     assert [epoch for epoch, _ in runs.epoch_checkpoints(run_dir)] == [1, 2, 3]
@@ -49,7 +46,7 @@ def test_damaged_backup_without_an_older_copy_is_set_aside(finished_run, tmp_pat
     for name in os.listdir(backup):
         if name.endswith(".h5") or name.endswith(".bkp"):
             truncate(os.path.join(backup, name), keep=0.1)
-    result = train(TransformerConfig.tiny(**SMALL), output=run_dir, epochs=3, keep_checkpoints=5, **RUN)
+    result = train(small_recipe(keep_checkpoints=5), output=run_dir, epochs=3, **RUN)
     assert os.path.isdir(backup + ".damaged")  # kept, not deleted
     assert "moved it to" in caplog.text
     assert result.initial_epoch == 2 and result.epochs == 3  # continued from epoch_002's weights
@@ -69,7 +66,7 @@ def test_truncated_checkpoint_is_named(finished_run, tmp_path, capsys):
     path = os.path.join(run_dir, runs.CHECKPOINT_DIR, "epoch_002.weights.h5")
     truncate(path)
     with pytest.raises(ValueError, match="cannot read the weights in .*epoch_002.weights.h5.*damaged"):
-        runs.load_run(run_dir)
+        Transformer.from_preset(run_dir)
     assert cli.main(["translate", "--run", run_dir, "seven"]) == 1
     err = capsys.readouterr().err
     assert "epoch_002.weights.h5" in err and "Traceback" not in err
@@ -113,10 +110,10 @@ def test_a_folder_given_as_a_corpus_file_says_so(tmp_path, capsys):
 def test_a_refused_start_writes_nothing_so_the_fix_runs(tmp_path, capsys):
     out = str(tmp_path / "run")
     assert cli.main(["train", "--output", out, "--max-length", "1", "--epochs", "1"]) == 1
-    assert "max_length=1" in capsys.readouterr().err
+    assert "max_pair_length=1" in capsys.readouterr().err  # the pair filter's name since the config split
     assert not os.path.exists(out)
     assert cli.main(["train", "--output", out, "--tokens-per-batch", "10", "--epochs", "1"]) == 1
-    assert "tokens_per_batch=10 is smaller than max_length=64" in capsys.readouterr().err
+    assert "tokens_per_batch=10 is smaller than max_pair_length=64" in capsys.readouterr().err
     assert not os.path.exists(out)
 
 
@@ -146,24 +143,36 @@ def test_run_folder_of_another_format_says_what_to_do(finished_run, tmp_path):
     info = runs.read_run_config(run_dir)
     runs.write_json_atomic(os.path.join(run_dir, runs.CONFIG_FILE), {**info, "format": 99, "tfm_version": "9.0"})
     with pytest.raises(ValueError, match="format 99 .*tfm 9.0.*train into a new --output folder"):
-        runs.load_run(run_dir)
+        Transformer.from_preset(run_dir)
 
 
 def test_run_folder_of_the_previous_layout_still_loads_and_resumes(tmp_path):
-    """A Seq2Seq run written before Seq2SeqConfig carried max_length / tokens_per_batch (they were in `data`)."""
-    from tfm.config import Seq2SeqConfig
+    """A Seq2Seq run of config.json format 1 written before Seq2SeqConfig carried max_length / tokens_per_batch and
+    its optimizer and decoding (they were in `data`, or defaults): converted (`tfm.config.upgrade_record`) to the
+    recipe it trained with, loaded, and resumed by the same recipe."""
+    from tfm.config import Recipe
+    from tfm.models import Seq2Seq
 
-    config = Seq2SeqConfig.tiny(vocab_size=80, embedding_dim=8, units=8, max_length=24, tokens_per_batch=256)
+    recipe = Recipe.preset("tiny", model="bahdanau", embedding_dim=8, units=8, subwords=80, max_pair_length=24,
+                           tokens_per_batch=256, steps_per_epoch=2, validation=False)
     run_dir = str(tmp_path / "old")
-    train(config, output=run_dir, epochs=1, **RUN)
+    trained = train(recipe, output=run_dir, epochs=1, **RUN)
     info = runs.read_run_config(run_dir)
-    old = {k: v for k, v in info["model_config"].items()
-           if k not in ("max_length", "tokens_per_batch", "learning_rate", "clipnorm", "label_smoothing",
-                        "beam_size", "length_penalty", "max_extra_length", "checkpoints_to_average")}
-    runs.write_json_atomic(os.path.join(run_dir, runs.CONFIG_FILE), {**info, "model_config": old})
-    model, _, loaded = runs.load_run(run_dir)
-    assert loaded["config"].max_length == 24 and loaded["config"].tokens_per_batch == 256
-    assert train(config, output=run_dir, epochs=2, **RUN).epochs == 2  # same configuration: resumed
+    model, data, training = info["model"], info["data"], info["training"]
+    old = {"tfm_version": "0.1.0", "format": 1, "model": "bahdanau", "model_config": model,
+           "data": {"dataset": data["dataset"], "max_length": data["max_pair_length"], "vocab_size": model["vocab_size"],
+                    "tokens_per_batch": training["tokens_per_batch"]},
+           "training": {"seed": training["seed"], "keep_checkpoints": training["keep_checkpoints"],
+                        "steps_per_epoch": training["steps_per_epoch"], "strategy": "_DefaultDistributionStrategy"}}
+    runs.write_json_atomic(os.path.join(run_dir, runs.CONFIG_FILE), old)
+    loaded = Recipe.from_record(runs.read_run_config(run_dir))
+    assert loaded.data.max_pair_length == 24 and loaded.training.tokens_per_batch == 256
+    assert loaded.training.learning_rate == 1e-3 and loaded.training.clipnorm == 1.0  # the old defaults
+    assert loaded.model == trained.recipe.model
+    weights = Seq2Seq.from_preset(run_dir).get_weights()
+    assert all((a == b).all() for a, b in zip(weights, trained.model.get_weights()))
+    again = recipe.replace(subwords=model["vocab_size"], validation=True)  # format 1 kept the learned size only
+    assert train(again, output=run_dir, epochs=2, **RUN).epochs == 2  # same configuration: resumed
 
 
 # Writing files ------------------------------------------------------------------
@@ -203,13 +212,21 @@ def test_format_history_shows_the_first_every_kth_and_the_last_epoch_counted_fro
 
 
 def test_weights_are_written_whole_and_read_back(finished_run, tmp_path):
-    model, _, info = runs.load_run(finished_run)
+    model = Transformer.from_preset(finished_run)
     record = runs.save_weights(model, str(tmp_path / "copy.weights.h5"))
+    assert record == runs.file_digest(str(tmp_path / "copy.weights.h5"))
     assert record["bytes"] == os.path.getsize(tmp_path / "copy.weights.h5")
-    again = runs.build_float32_model(info["config"])
-    again.load_weights(str(tmp_path / "copy.weights.h5"))  # Keras reads what was built in memory
+    again = Transformer.from_preset(model.config)
+    again.load_weights(str(tmp_path / "copy.weights.h5"))  # Keras reads what save_weights wrote through it
     for got, want in zip(again.get_weights(), model.get_weights()):
         assert (got == want).all()
+
+
+def test_the_example_run_has_the_layout_train_writes(fresh_run):
+    """Was the example of `tfm.runs.example.write_example_run`, now tests/runs/conftest.py's (tfm.runs builds no
+    model)."""
+    assert sorted(os.listdir(fresh_run)) == ["checkpoints", "config.json", "history.csv", "tokenizer"]
+    assert sorted(os.listdir(os.path.join(fresh_run, "checkpoints"))) == [f"epoch_00{i}.weights.h5" for i in (1, 2, 3)]
 
 
 def test_stale_temporaries_are_removed_but_not_a_live_process_ones(tmp_path):

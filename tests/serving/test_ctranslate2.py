@@ -16,7 +16,8 @@ from tfm.special_tokens import END_ID, START_ID
 
 ctranslate2 = pytest.importorskip("ctranslate2", reason="the CTranslate2 export is an optional extra")
 
-from tfm.serving.ctranslate2 import CTranslate2Translator, ctranslate2_spec, export_ctranslate2  # noqa: E402
+from tfm.serving.ctranslate2 import ctranslate2_spec, export_ctranslate2  # noqa: E402
+from tfm.serving.ctranslate2_translator import CTranslate2Translator  # noqa: E402
 
 MAX_LENGTH, EXTRA = 16, 5
 
@@ -35,7 +36,7 @@ def trained(number_tokenizer, number_pairs):
     tokenizer, (sources, targets) = number_tokenizer, number_pairs
     keras.utils.set_random_seed(0)
     config = TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, num_layers=2, d_model=64, num_heads=4, d_ff=128,
-                                    dropout=0.0, max_length=MAX_LENGTH, max_extra_length=EXTRA)
+                                    dropout=0.0, max_length=MAX_LENGTH, extra_positions=EXTRA)
     model = tfm.Transformer.from_preset(config)
     src = [list(r) for r in tokenizer.tokenize(tf.constant(sources)).numpy()]
     tgt = [list(r) for r in tokenizer.tokenize(tf.constant(targets), add_start_end=True).numpy()]
@@ -104,11 +105,12 @@ def test_log_probabilities_equal_tfms(variant, number_tokenizer, number_pairs, t
 
 
 def test_refuses_what_ctranslate2_cannot_run(tiny_transformer, number_tokenizer, tmp_path):
-    from tfm.models.seq2seq import Seq2SeqConfig, build_seq2seq
+    from tfm.config import Seq2SeqConfig
+    from tfm.models import Seq2Seq
 
     model, tokenizer = tiny_transformer, number_tokenizer
     with pytest.raises(ValueError, match="Seq2Seq"):
-        ctranslate2_spec(build_seq2seq(Seq2SeqConfig.tiny(vocab_size=tokenizer.vocab_size)), tokenizer.vocabulary())
+        ctranslate2_spec(Seq2Seq.from_preset(Seq2SeqConfig.tiny(vocab_size=tokenizer.vocab_size)), tokenizer.vocabulary())
     config = TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, num_layers=1, key_dim=8, value_dim=24)
     with pytest.raises(ValueError, match="d_k == d_v"):
         ctranslate2_spec(tfm.Transformer.from_preset(config), tokenizer.vocabulary())

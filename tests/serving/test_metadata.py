@@ -6,12 +6,13 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import tfm.runs
-from tfm.serving import metadata
 from tfm.serving.metadata import METADATA_FILE, read_metadata, resolve_model, write_metadata
-from tfm.serving.saved_model import SavedModelTranslator, export_saved_model
+from tfm.serving.saved_model import export_saved_model
+from tfm.serving.saved_model_translator import SavedModelTranslator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -35,14 +36,15 @@ def test_a_folder_without_a_record_is_not_an_export(tmp_path):
 
 def test_both_exports_write_the_record(tmp_path, tiny_transformer, number_tokenizer):
     pytest.importorskip("ctranslate2", reason="the CTranslate2 export is an optional extra")
-    from tfm.serving.ctranslate2 import CTranslate2Translator, export_ctranslate2
+    from tfm.serving.ctranslate2 import export_ctranslate2
+    from tfm.serving.ctranslate2_translator import CTranslate2Translator
 
     pair = (tiny_transformer, number_tokenizer)
     saved = read_metadata(export_saved_model(pair, tmp_path / "saved" / "1", beam_size=2, alpha=0.5))
     ct2 = read_metadata(export_ctranslate2(pair, tmp_path / "ct2", quantization="int8"))
     c = tiny_transformer.config
     for record in (saved, ct2):
-        assert record["max_source_length"] == c.max_length and record["max_extra_length"] == c.max_extra_length
+        assert record["max_source_length"] == c.max_length and record["max_extra_length"] == c.extra_positions
         assert record["model"] == "Transformer" and record["model_config"] == c.to_dict()
     assert (saved["format"], saved["beam_size"], saved["alpha"]) == ("saved_model", 2, 0.5)
     assert (ct2["format"], ct2["beam_size"], ct2["alpha"], ct2["quantization"]) == (
@@ -56,32 +58,29 @@ def test_both_exports_write_the_record(tmp_path, tiny_transformer, number_tokeni
         CTranslate2Translator(tmp_path / "saved" / "1")
 
 
-def test_resolve_model(monkeypatch, tiny_transformer, number_tokenizer):
+def test_resolve_model(tiny_transformer, number_tokenizer, finished_run):
+    from tfm.config import DecodingConfig, Recipe
+
     model, tokenizer = tiny_transformer, number_tokenizer
-    assert resolve_model((model, tokenizer)) == (model, tokenizer, {})
-    assert resolve_model(model, tokenizer=tokenizer) == (model, tokenizer, {})
+    assert resolve_model((model, tokenizer)) == (model, tokenizer, {}, DecodingConfig())
+    assert resolve_model(model, tokenizer=tokenizer) == (model, tokenizer, {}, DecodingConfig())
     with pytest.raises(ValueError, match="needs a tokenizer"):
         resolve_model(model)
     with pytest.raises(ValueError, match="tokenizer= is for a bare model"):
         resolve_model((model, tokenizer), tokenizer=tokenizer)
     with pytest.raises(ValueError, match="checkpoint= picks the weights of a run folder"):
         resolve_model((model, tokenizer), checkpoint="last")
-
-    def fake_load_run(run_dir, checkpoint=None):
-        return model, tokenizer, {"run_dir": run_dir, "checkpoint": f"{run_dir}/checkpoints/{checkpoint}.weights.h5"}
-
-    monkeypatch.setattr(tfm.runs.folder, "load_run", fake_load_run)
-    assert resolve_model("RUN", checkpoint="best") == (
-        model, tokenizer, {"run": "RUN", "checkpoint": "RUN/checkpoints/best.weights.h5"})
+    # A run folder: its model with the weights the checkpoint rule names, its tokenizer and its decoding part.
+    recipe = Recipe.from_record(tfm.runs.read_run_config(finished_run))
+    model, tokenizer, source, decoding = resolve_model(finished_run, checkpoint="latest")
+    latest = tfm.runs.weights_path(finished_run, "latest")
+    assert source == {"run": finished_run, "checkpoint": latest} and decoding == recipe.decoding
+    assert model.config == recipe.model and tokenizer.vocab_size == recipe.model.vocab_size
+    reference = type(model).from_preset(finished_run, checkpoint=latest)
+    assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), reference.get_weights()))
+    assert resolve_model(finished_run)[2]["checkpoint"] == tfm.runs.weights_path(finished_run)  # "auto"
     with pytest.raises(ValueError, match="a run folder exports with its own tokenizer"):
-        resolve_model("RUN", tokenizer=tokenizer)
-
-
-def test_check_sentences():
-    assert metadata.check_sentences([]) == ([], [])
-    assert metadata.check_sentences(["two", "drei\udcff"], on_invalid="empty") == ([b"two", b"drei\xff"], [1])
-    with pytest.raises(TypeError, match=r"sentences\[1\] is a int, expected str"):
-        metadata.check_sentences(["two", 3])
+        resolve_model(finished_run, tokenizer=tokenizer)
 
 
 def test_the_metadata_and_the_ctranslate2_translator_need_no_tensorflow():

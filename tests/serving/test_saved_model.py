@@ -117,10 +117,11 @@ def test_serving_ops_are_in_the_tf_serving_allow_list(exported, serving_ops):
 
 
 def test_seq2seq_export(tmp_path, number_tokenizer, serving_ops):
-    from tfm.models.seq2seq import Seq2SeqConfig, build_seq2seq
+    from tfm.config import Seq2SeqConfig
+    from tfm.models import Seq2Seq
 
     keras.utils.set_random_seed(0)
-    model = build_seq2seq(Seq2SeqConfig.tiny(vocab_size=number_tokenizer.vocab_size, embedding_dim=16, units=16))
+    model = Seq2Seq.from_preset(Seq2SeqConfig.tiny(vocab_size=number_tokenizer.vocab_size, embedding_dim=16, units=16))
     path = str(tmp_path / "seq2seq" / "1")
     tfm_export.export_saved_model((model, number_tokenizer), path, beam_size=BEAM, max_extra_length=EXTRA)
     assert not _used_ops(path) - serving_ops
@@ -172,12 +173,12 @@ def test_metadata_file(exported, tiny_transformer):
 
 
 # ---------------------------------------------------------------------------
-# Hostile input: one text-in/text-out policy (tfm.decoding.input_rule_ops) for the SavedModel and Translator.
+# Hostile input: one text-in/text-out policy (tfm.decoding.text_ops) for the SavedModel and Translator.
 # ---------------------------------------------------------------------------
 def _bound(model, tokenizer):
     """Longest possible output in characters: (max_length + extra) subwords of the longest piece."""
     longest_piece = max(len(piece) for piece in tokenizer.vocabulary())
-    return (model.config.max_length + model.config.max_extra_length) * (longest_piece + 1)
+    return (model.config.max_length + model.config.extra_positions) * (longest_piece + 1)
 
 
 HOSTILE = [
@@ -251,25 +252,23 @@ def test_batch_of_256(serve, tiny_transformer, number_tokenizer):
     np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
 
 
-def test_export_command(tmp_path, monkeypatch, tiny_transformer, number_tokenizer):
+def test_export_command(tmp_path, finished_run):
     import tfm.runs
     from tfm.cli import commands as cli
 
-    def fake_load_run(run_dir, checkpoint=None):
-        assert run_dir == "RUN" and checkpoint is None
-        return tiny_transformer, number_tokenizer, {"run_dir": "RUN", "checkpoint": "RUN/checkpoints/x.weights.h5"}
-
-    monkeypatch.setattr(tfm.runs.folder, "load_run", fake_load_run)
     out = str(tmp_path / "m" / "1")
-    args = argparse.Namespace(run="RUN", output=out, beam_size=1, alpha=0.6, checkpoint=None, format="savedmodel",
-                              quantization=None, xla=False, signatures=[], alignment_layer=-1, overwrite=False)
+    args = argparse.Namespace(run=finished_run, output=out, beam_size=1, alpha=0.6, checkpoint=None,
+                              format="savedmodel", quantization=None, xla=False, signatures=[], alignment_layer=-1,
+                              overwrite=False)
     assert cli.export_command(args) == 0
     serve = tf.saved_model.load(out).signatures["serving_default"]
-    assert _translate(serve, ["seven"])[0] == Translator(tiny_transformer, number_tokenizer, beam_size=1)(["seven"])
+    eager = Translator.from_run(finished_run, beam_size=1)  # the same checkpoint rule ("auto")
+    assert _translate(serve, ["seven", "twelve"])[0] == eager(["seven", "twelve"])
     with open(os.path.join(out, METADATA_FILE)) as f:
         metadata = json.load(f)
     assert metadata["beam_size"] == 1
-    assert (metadata["run"], metadata["checkpoint"]) == ("RUN", "RUN/checkpoints/x.weights.h5")  # where it came from
+    # where it came from: the run, and the weights the checkpoint rule chose
+    assert (metadata["run"], metadata["checkpoint"]) == (finished_run, tfm.runs.weights_path(finished_run))
 
 
 def test_export_needs_a_tokenizer(tmp_path, tiny_transformer):
@@ -354,7 +353,8 @@ def test_alignment_exported_equals_eager(extras, tiny_transformer, number_tokeni
 
 
 def test_extra_signatures_refuse_bad_requests(tiny_transformer, number_tokenizer, tmp_path):
-    from tfm.models.seq2seq import Seq2SeqConfig, build_seq2seq
+    from tfm.config import Seq2SeqConfig
+    from tfm.models import Seq2Seq
 
     with pytest.raises(ValueError, match="signatures=\\['scores'\\]"):
         tfm_export.export_saved_model((tiny_transformer, number_tokenizer), str(tmp_path / "a"),
@@ -362,7 +362,7 @@ def test_extra_signatures_refuse_bad_requests(tiny_transformer, number_tokenizer
     with pytest.raises(ValueError, match="alignment layer=3: the decoder has 1 layer"):
         tfm_export.export_saved_model((tiny_transformer, number_tokenizer), str(tmp_path / "b"),
                                       signatures=("alignment",), alignment_layer=3)
-    plain = build_seq2seq(Seq2SeqConfig.tiny(vocab_size=number_tokenizer.vocab_size, attention=None))
+    plain = Seq2Seq.from_preset(Seq2SeqConfig.tiny(vocab_size=number_tokenizer.vocab_size, attention=None))
     with pytest.raises(ValueError, match="no attention to align with"):
         tfm_export.export_saved_model((plain, number_tokenizer), str(tmp_path / "c"), signatures=("alignment",))
     assert not any((tmp_path / name).exists() for name in "abc")  # nothing written

@@ -14,11 +14,13 @@ import pytest
 
 from tfm.decoding import Translator
 from tfm.decoding import input_rule
-from tfm.serving.saved_model import SavedModelTranslator, export_saved_model
+from tfm.serving.saved_model import export_saved_model
+from tfm.serving.saved_model_translator import SavedModelTranslator
 
 ctranslate2 = pytest.importorskip("ctranslate2", reason="the CTranslate2 export is an optional extra")
 
-from tfm.serving.ctranslate2 import CTranslate2Translator, export_ctranslate2  # noqa: E402
+from tfm.serving.ctranslate2 import export_ctranslate2  # noqa: E402
+from tfm.serving.ctranslate2_translator import CTranslate2Translator  # noqa: E402
 
 ALPHA = 0.6
 # Short and long sources in one batch (the untrained model runs most of them to their own limit, source length +
@@ -136,11 +138,17 @@ def test_refused_input_is_refused_alike_or_answered_empty(exports, eager):
     for name, (translations, scores) in answers.items():
         assert [translations[i] for i in (0, 2, 4)] == alone, name
         assert translations[1] == translations[3] == "" and math.isnan(scores[1]) and math.isnan(scores[3]), name
-    for translator in translators.values():
+    for name, translator in translators.items():
         with pytest.raises(ValueError, match="on_invalid='skip'"):
             translator.translate(["two"], on_invalid="skip")
-        with pytest.raises(TypeError, match="wrap a single one in a list"):
-            translator.translate("two")
+        # A careless batch is named alike by all three (tfm.decoding.input_rule.validate_sentences).
+        for careless, named in ((None, "sentences=None: translate takes a list of sentences"),
+                                ("two", "sentences='two' is one str: .* wrap a single one in a list"),
+                                (["two", 3], r"sentences\[1\]=3 is an int"), (7, "sentences=7 is an int")):
+            with pytest.raises(TypeError, match=named):
+                translator.translate(careless, **options.get(name, {}))
+            with pytest.raises(TypeError, match=named):
+                translator.translate_with_scores(careless, **options.get(name, {}))
 
 
 def test_saved_model_translator_refuses_what_the_export_fixed(exports):

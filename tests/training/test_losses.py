@@ -124,7 +124,7 @@ def test_rdrop_refuses_odd_batches_and_bad_alpha_and_round_trips():
         with pytest.raises(ValueError, match="rdrop_alpha"):
             tfm.LabelSmoothedCrossEntropy(rdrop_alpha=bad)
     with pytest.raises(ValueError, match="rdrop_alpha"):
-        tfm.TransformerConfig.tiny(rdrop_alpha=-0.5)
+        tfm.TrainingConfig(rdrop_alpha=-0.5)
     loss = tfm.LabelSmoothedCrossEntropy(0.2, rdrop_alpha=3.0)
     again = keras.losses.deserialize(keras.losses.serialize(loss))
     assert (again.label_smoothing, again.rdrop_alpha) == (0.2, 3.0)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tfm
-from tfm.config import TransformerConfig
+from tfm.config import Recipe
 
 
 # eq. 3 at the paper's settings (d_model 512, 4000 warm-up steps), worked by hand:
@@ -26,7 +26,7 @@ def test_serializable_and_used_by_the_optimizer():
     s = tfm.TransformerSchedule(256, warmup_steps=100, scale=2.0)
     again = keras.optimizers.schedules.deserialize(keras.optimizers.schedules.serialize(s))
     assert again.get_config() == s.get_config()
-    opt = tfm.build_optimizer(TransformerConfig.tiny())
+    opt = tfm.build_optimizer(Recipe.preset("tiny"))
     assert opt.beta_1 == 0.9 and opt.beta_2 == 0.98 and opt.epsilon == 1e-9
     var = keras.Variable(np.ones(2, "float32"))
     opt.apply_gradients([(np.ones(2, "float32"), var)])

@@ -12,24 +12,33 @@ import keras
 import numpy as np
 import pytest
 
+import tfm
 from tfm.cli import commands as cli
-from tfm.config import TransformerConfig
-from tfm.training.callbacks import HistoryCSV, NaNGuard
-from tfm.training.averaging import average_checkpoints
-from tfm.config import parse_overrides
-from tfm.models.registry import make_config, model_name
-from tfm.runs import epoch_checkpoints, latest_checkpoint, load_run, read_history, read_run_config
+from tfm.cli.arguments import train_recipe
+from tfm.config import Recipe, Seq2SeqConfig, TransformerConfig, apply_overrides, model_name, parse_overrides
+from tfm.decoding import Translator
+from tfm.models.seq2seq import Seq2Seq
+from tfm.models.transformer import Transformer
+from tfm.runs import epoch_checkpoints, latest_checkpoint, read_history, read_run_config, weights_path
 from tfm.training import train
+from tfm.training.averaging import average_checkpoints
+from tfm.training.callbacks import HistoryCSV, NaNGuard
 from training_helper import copy_run, free_ports
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-# A model small enough for 2 shared CPU cores; no dropout, so strategies can be compared.
-SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, dropout=0.0, vocab_size=100, warmup_steps=60,
-             tokens_per_batch=512, max_length=32)
-RUN = dict(dataset="numbers", epochs=3, steps_per_epoch=4, keep_checkpoints=3, verbose=0)
-SET_SMALL = [arg for key, value in SMALL.items() if key not in ("vocab_size", "tokens_per_batch", "max_length")
-             for arg in ("--set", f"{key}={value}")]
+# A recipe small enough for 2 shared CPU cores; no dropout, so strategies can be compared.
+SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, dropout=0.0, subwords=100, warmup_steps=60,
+             tokens_per_batch=512, max_length=32, max_pair_length=32, steps_per_epoch=4, keep_checkpoints=3,
+             validation=True)
+RUN = dict(epochs=3, verbose=0)
+SET_SMALL = [arg for key in ("num_layers", "d_model", "num_heads", "d_ff", "dropout", "warmup_steps")
+             for arg in ("--set", f"{key}={SMALL[key]}")]
+
+
+def small(**fields):
+    """The tiny recipe at `SMALL`'s sizes, with `fields` changed (in whichever part holds each)."""
+    return Recipe.preset("tiny", **{**SMALL, **fields})
 CHILD_TIMEOUT = 300
 
 
@@ -37,7 +46,7 @@ CHILD_TIMEOUT = 300
 def tiny_run(tmp_path_factory):
     """A finished 3-epoch run on the generated numbers task (single device); also the reference losses."""
     run_dir = str(tmp_path_factory.mktemp("training") / "run")
-    result = train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default", **RUN)
+    result = train(small(), "numbers", output=run_dir, strategy="default", **RUN)
     return run_dir, result
 
 
@@ -48,11 +57,12 @@ def tiny_run(tmp_path_factory):
 def test_run_folder_contract(tiny_run):
     run_dir, result = tiny_run
     info = read_run_config(run_dir)
-    assert info["format"] == 1 and info["model"] == "transformer" and info["tfm_version"]
-    assert set(info["data"]) >= {"dataset", "source_lang", "target_lang", "data_dir", "max_length",
-                                 "tokens_per_batch", "vocab_size"}
-    assert info["data"]["dataset"] == "numbers" and info["data"]["tokens_per_batch"] == 512
-    assert info["model_config"]["vocab_size"] == result.tokenizer.vocab_size == result.config.vocab_size
+    assert info["format"] == 2 and info["model_name"] == "transformer" and info["tfm_version"]
+    assert set(info) == {"tfm_version", "format", "model_name", "model", "data", "training", "decoding"}
+    assert set(info["data"]) >= {"dataset", "source_lang", "target_lang", "data_dir", "max_pair_length", "subwords"}
+    assert info["data"]["dataset"] == "numbers" and info["training"]["tokens_per_batch"] == 512
+    assert info["model"]["vocab_size"] == result.tokenizer.vocab_size == result.recipe.model.vocab_size
+    assert Recipe.from_record(info) == result.recipe
     assert [epoch for epoch, _ in epoch_checkpoints(run_dir)] == [1, 2, 3]
     assert latest_checkpoint(run_dir).endswith(os.path.join("checkpoints", "epoch_003.weights.h5"))
     history = read_history(run_dir)
@@ -61,25 +71,93 @@ def test_run_folder_contract(tiny_run):
     assert {"loss", "accuracy", "val_loss", "val_accuracy", "learning_rate", "epoch_seconds"} <= set(history)
     assert history["loss"] == pytest.approx(result.history["loss"])
     assert history["loss"][-1] < history["loss"][0]
-    model, tokenizer, run_info = load_run(run_dir)
-    assert run_info["checkpoint"] == latest_checkpoint(run_dir) and run_info["config"] == result.config
-    assert tokenizer.vocab_size == result.tokenizer.vocab_size
+    model = Transformer.from_preset(run_dir)  # no averaged weights: the latest epoch's
+    assert weights_path(run_dir) == latest_checkpoint(run_dir) and model.config == result.recipe.model
     for got, want in zip(model.get_weights(), result.model.get_weights()):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
 
 
+def test_from_preset_of_a_run_has_the_weights_the_translator_uses(tiny_run, tmp_path):
+    """Issue 49's check: `tfm.Transformer.from_preset(RUN)` on a freshly trained tiny run returns the weights that
+    `tfm.Translator.from_run(RUN, checkpoint="latest")` uses; with averaged weights both take those."""
+    run_dir = copy_run(tiny_run[0], tmp_path)
+    model = tfm.Transformer.from_preset(run_dir)
+    translator = tfm.Translator.from_run(run_dir, checkpoint="latest")
+    assert len(model.get_weights()) == len(translator.model.get_weights())
+    for got, want in zip(model.get_weights(), translator.model.get_weights()):
+        np.testing.assert_array_equal(got, want)
+    recipe = tiny_run[1].recipe
+    assert (translator.beam_size, translator.alpha, translator.max_extra_length) == (
+        recipe.decoding.beam_size, recipe.decoding.length_penalty, recipe.decoding.max_extra_length)
+    assert translator.tokenizer.vocab_size == model.config.vocab_size
+    average_checkpoints(run_dir, last=2)
+    averaged = tfm.Transformer.from_preset(run_dir)
+    by_default = Translator.from_run(run_dir)  # the same rule: averaged when present
+    for got, want in zip(averaged.get_weights(), by_default.model.get_weights()):
+        np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(averaged.get_weights()[0], model.get_weights()[0])
+    with pytest.raises(TypeError, match="holds a transformer model"):
+        Seq2Seq.from_preset(run_dir)
+    with pytest.raises(ValueError, match="built as it was trained"):
+        Transformer.from_preset(run_dir, num_layers=2)
+
+
+def test_a_run_folder_of_format_1_loads_and_resumes(tiny_run, tmp_path):
+    """A run folder written by tfm before the config split (config.json format 1, built here by hand as
+    `run_record` wrote it then) loads with the same settings and weights, and resumes."""
+    run_dir = copy_run(tiny_run[0], tmp_path)
+    recipe = tiny_run[1].recipe
+    m, d, t, dec = recipe.model, recipe.data, recipe.training, recipe.decoding
+    model_config = {**{k: v for k, v in m.to_dict().items() if k != "extra_positions"},
+                    "label_smoothing": t.label_smoothing, "rdrop_alpha": t.rdrop_alpha,
+                    "warmup_steps": t.warmup_steps, "learning_rate_scale": t.learning_rate_scale,
+                    "adam_beta_1": t.adam_beta_1, "adam_beta_2": t.adam_beta_2, "adam_epsilon": t.adam_epsilon,
+                    "tokens_per_batch": t.tokens_per_batch, "beam_size": dec.beam_size,
+                    "length_penalty": dec.length_penalty, "max_extra_length": dec.max_extra_length,
+                    "checkpoints_to_average": dec.checkpoints_to_average, "preprocess": d.preprocess}
+    data = {"dataset": d.dataset, "source_lang": d.source_lang, "target_lang": d.target_lang, "data_dir": d.data_dir,
+            "source_file": None, "target_file": None, "max_length": d.max_pair_length,
+            "tokens_per_batch": t.tokens_per_batch, "vocab_size": m.vocab_size, "preprocess": d.preprocess,
+            "train_sentences": d.train_sentences}
+    training = {"seed": t.seed, "keep_checkpoints": t.keep_checkpoints, "label_smoothing": t.label_smoothing,
+                "rdrop_alpha": t.rdrop_alpha, "strategy": "_DefaultDistributionStrategy",
+                "mixed_precision": t.mixed_precision, "xla": t.xla, "steps_per_epoch": t.steps_per_epoch}
+    old = {"tfm_version": "0.1.0", "format": 1, "model": "transformer", "model_config": model_config, "data": data,
+           "training": training}
+    with open(os.path.join(run_dir, "config.json"), "w") as f:
+        json.dump(old, f)
+    # Read as the same recipe, but for the subwords asked for (format 1 kept the learned size only).
+    assert Recipe.from_record(read_run_config(run_dir)) == recipe.replace(subwords=m.vocab_size)
+    model = Transformer.from_preset(run_dir)
+    for got, want in zip(model.get_weights(), tiny_run[1].model.get_weights()):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+    more = train(small(subwords=m.vocab_size), "numbers", output=run_dir, strategy="default", **{**RUN, "epochs": 4})
+    assert more.initial_epoch == 3 and more.epochs == 4
+    with pytest.raises(ValueError, match=r"model\.num_heads: run has 2, now 1"):
+        train(small(subwords=m.vocab_size, num_heads=1), "numbers", output=run_dir, **RUN)
+
+
+def test_an_unknown_dataset_is_refused_before_a_folder_is_made(tmp_path, capsys):
+    with pytest.raises(ValueError, match="unknown dataset name='wmt99'"):
+        train(small(), "wmt99", output=str(tmp_path / "run"), **RUN)
+    assert not (tmp_path / "run").exists()
+    assert cli.main(["train", "--dataset", "wmt99", "--output", str(tmp_path / "cli")]) == 1
+    assert "unknown dataset name='wmt99'" in capsys.readouterr().err
+    assert not (tmp_path / "cli").exists()
+
+
 def test_rerun_resumes_and_extends(tiny_run, tmp_path):
     run_dir = copy_run(tiny_run[0], tmp_path)
-    done = train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default", **RUN)
+    done = train(small(), "numbers", output=run_dir, strategy="default", **RUN)
     assert done.history == {} and done.initial_epoch == 3 and done.epochs == 3  # nothing left to train
-    more = train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default", **{**RUN, "epochs": 4})
+    more = train(small(), "numbers", output=run_dir, strategy="default", **{**RUN, "epochs": 4})
     assert more.initial_epoch == 3 and more.epochs == 4 and len(more.history["loss"]) == 1
     history = read_history(run_dir)
     assert history["epoch"] == [0, 1, 2, 3] and history["iterations"] == [4, 8, 12, 16]
     assert [epoch for epoch, _ in epoch_checkpoints(run_dir)] == [2, 3, 4]  # keeps the last 3
     # Without the backup (deleted by hand) the run continues from its newest checkpoint, at the same step.
     shutil.rmtree(os.path.join(run_dir, "backup"))
-    train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default", **{**RUN, "epochs": 5})
+    train(small(), "numbers", output=run_dir, strategy="default", **{**RUN, "epochs": 5})
     history = read_history(run_dir)
     assert history["epoch"] == [0, 1, 2, 3, 4] and history["iterations"] == [4, 8, 12, 16, 20]
 
@@ -91,7 +169,7 @@ def test_rerun_resumes_and_extends(tiny_run, tmp_path):
             self.seen.append((epoch, [e for e, _ in epoch_checkpoints(run_dir)][-1]))
             self.model.stop_training = True
 
-    stopped = train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default",
+    stopped = train(small(), "numbers", output=run_dir, strategy="default",
                     **{**RUN, "epochs": 8}, callbacks=[StopAfterOne()])
     assert StopAfterOne.seen == [(5, 6)] and stopped.epochs == 6
     assert read_history(run_dir)["epoch"] == [0, 1, 2, 3, 4, 5]
@@ -100,25 +178,26 @@ def test_rerun_resumes_and_extends(tiny_run, tmp_path):
 def test_resumed_run_draws_new_batches_and_masks(tmp_path):
     # With a learning rate of ~0 the weights stay put, so an epoch's loss depends only on its
     # batches and dropout masks: a resumed epoch must not replay the first epoch's.
-    config = TransformerConfig.tiny(**{**SMALL, "dropout": 0.3, "learning_rate_scale": 1e-12})
+    recipe = small(dropout=0.3, learning_rate_scale=1e-12)
     run = dict(RUN, output=str(tmp_path / "run"), strategy="default")
-    first = train(config, **{**run, "epochs": 1}).history["loss"][0]
-    resumed = train(config, **{**run, "epochs": 2}).history["loss"][0]
-    again = train(config, output=str(tmp_path / "again"), strategy="default", **{**RUN, "epochs": 1})
+    first = train(recipe, **{**run, "epochs": 1}).history["loss"][0]
+    resumed = train(recipe, **{**run, "epochs": 2}).history["loss"][0]
+    again = train(recipe, output=str(tmp_path / "again"), strategy="default", **{**RUN, "epochs": 1})
     assert again.history["loss"][0] == pytest.approx(first, abs=1e-6)  # a fresh run is reproducible
     assert abs(resumed - first) > 1e-3, (first, resumed)
 
 
 @pytest.fixture
 def numbers_files(tmp_path):
-    """24 number-word pairs as a "files" corpus: one pass is a few batches of 128 tokens."""
+    """24 number-word pairs as a "files" corpus (the fields of its recipe): one pass is a few batches of 128
+    tokens."""
     from tfm.data.synthetic import number_words_pairs
 
     en, de = number_words_pairs("validation", max_number=999, num_validation=24, num_test=5)
     (tmp_path / "train.en").write_text("\n".join(en) + "\n")
     (tmp_path / "train.de").write_text("\n".join(de) + "\n")
     return dict(dataset="files", source_file=str(tmp_path / "train.en"), target_file=str(tmp_path / "train.de"),
-                tokens_per_batch=128, strategy="default", verbose=0)
+                tokens_per_batch=128, steps_per_epoch=None)
 
 
 def _state(model):
@@ -157,8 +236,8 @@ def test_killed_and_resumed_run_equals_the_uninterrupted_one(numbers_files, tmp_
     unshuffled = tfm.training.pipeline.bucket_by_token_budget
     monkeypatch.setattr(tfm.training.pipeline, "bucket_by_token_budget",
                         lambda *args, **kwargs: unshuffled(*args, **{**kwargs, "shuffle": False}))
-    config = TransformerConfig.tiny(**SMALL)  # dropout=0.0
-    straight = train(config, output=str(tmp_path / "straight"), epochs=2, **numbers_files)
+    recipe = small(**numbers_files)  # dropout=0.0
+    straight = train(recipe, output=str(tmp_path / "straight"), epochs=2, strategy="default", verbose=0)
 
     class FirstStep(keras.callbacks.Callback):
         """The state at the first step of the resumed session (after BackupAndRestore, the last callback)."""
@@ -168,11 +247,12 @@ def test_killed_and_resumed_run_equals_the_uninterrupted_one(numbers_files, tmp_
             if self.state is None:
                 self.state = _state(self.model)
 
-    first = train(config, output=str(tmp_path / "resumed"), epochs=1, **numbers_files)
+    first = train(recipe, output=str(tmp_path / "resumed"), epochs=1, strategy="default", verbose=0)
     steps = int(first.model.optimizer.iterations)
     assert steps >= 3  # a few batches per epoch
     first_step = FirstStep()
-    resumed = train(config, output=str(tmp_path / "resumed"), epochs=2, callbacks=[first_step], **numbers_files)
+    resumed = train(recipe, output=str(tmp_path / "resumed"), epochs=2, callbacks=[first_step], strategy="default",
+                    verbose=0)
     assert resumed.initial_epoch == 1 and resumed.epochs == 2
     _assert_same_state(first_step.state, _state(first.model))  # restored exactly, moments and step included
     _assert_same_state(_state(resumed.model), _state(straight.model))
@@ -185,65 +265,64 @@ def test_killed_and_resumed_run_equals_the_uninterrupted_one(numbers_files, tmp_
 
 def test_seq2seq_baseline_trains_loads_and_resumes_from_either_entry_point(numbers_files, tmp_path):
     """`train(Seq2SeqConfig.tiny())` and `tfm train --model bahdanau --preset tiny` are the same run."""
-    from tfm.config import Seq2SeqConfig
-    from tfm.models.seq2seq import Seq2Seq
-
-    tiny, preset = Seq2SeqConfig.tiny(), make_config("tiny", "bahdanau")
-    for field in ("max_length", "tokens_per_batch", "vocab_size"):  # the same data
-        assert getattr(preset, field) == getattr(tiny, field), field
+    assert Recipe.for_model(Seq2SeqConfig.tiny()) == Recipe.preset("tiny", model="bahdanau")  # the same recipe
     sizes = dict(embedding_dim=8, units=16, attention_units=16)  # see test_set_on_a_seq2seq_preset_...
-    from_python = Seq2SeqConfig.tiny(**sizes)
-    from_cli = make_config("tiny", "bahdanau", overrides=[f"{key}={value}" for key, value in sizes.items()])
+    files = {**numbers_files, "steps_per_epoch": 2}
+    from_python = Recipe.for_model(Seq2SeqConfig.tiny(**sizes)).replace(**files)
+    from_cli = apply_overrides(Recipe.preset("tiny", model="bahdanau"),
+                               [f"{key}={value}" for key, value in sizes.items()]).replace(**files)
     assert from_cli == from_python
-    run = dict(numbers_files, output=str(tmp_path / "run"), steps_per_epoch=2)
+    run = dict(output=str(tmp_path / "run"), strategy="default", verbose=0)
     first = train(from_python, epochs=1, **run)
     info = read_run_config(run["output"])
-    assert info["model"] == "bahdanau" and info["data"]["max_length"] == tiny.max_length
-    model, tokenizer, run_info = load_run(run["output"])
-    assert isinstance(model, Seq2Seq) and run_info["config"] == first.config
-    assert tokenizer.vocab_size == first.tokenizer.vocab_size == first.config.vocab_size
+    assert info["model_name"] == "bahdanau" and info["data"]["max_pair_length"] == 64
+    assert info["training"]["learning_rate"] == 1e-3 and info["training"]["clipnorm"] == 1.0
+    translator = Translator.from_run(run["output"])
+    model = translator.model
+    assert isinstance(model, Seq2Seq) and model.config == first.recipe.model
+    assert translator.tokenizer.vocab_size == first.tokenizer.vocab_size == first.recipe.model.vocab_size
     for got, want in zip(model.get_weights(), first.model.get_weights()):
         np.testing.assert_array_equal(got, want)
-    resumed = train(from_cli, epochs=2, **run)  # the other entry point's config: accepted as the same run
+    resumed = train(from_cli, epochs=2, **run)  # the other entry point's recipe: accepted as the same run
     assert resumed.initial_epoch == 1 and resumed.epochs == 2
     assert read_history(run["output"])["iterations"] == [2, 4]
 
 
 def test_different_config_is_refused_naming_fields(tiny_run):
     run_dir, _ = tiny_run
-    with pytest.raises(ValueError, match=r"model_config\.dropout: run has 0\.0, now 0\.2") as error:
-        train(TransformerConfig.tiny(**{**SMALL, "dropout": 0.2}), output=run_dir, **RUN)
-    assert "model_config.num_layers" not in str(error.value)
-    with pytest.raises(ValueError, match=r"data\.tokens_per_batch: run has 512, now 256"):
-        train(TransformerConfig.tiny(**SMALL), output=run_dir, **{**RUN, "tokens_per_batch": 256})
+    with pytest.raises(ValueError, match=r"model\.dropout: run has 0\.0, now 0\.2") as error:
+        train(small(dropout=0.2), output=run_dir, **RUN)
+    assert "model.num_layers" not in str(error.value)
+    with pytest.raises(ValueError, match=r"training\.tokens_per_batch: run has 512, now 256"):
+        train(small(tokens_per_batch=256), output=run_dir, **RUN)
     with pytest.raises(ValueError, match=r"data\.dataset: run has 'numbers', now 'reverse'"):
-        train(TransformerConfig.tiny(**SMALL), output=run_dir, **{**RUN, "dataset": "reverse"})
+        train(small(), "reverse", output=run_dir, **RUN)
 
 
 def test_other_format_and_foreign_folder_refused(tiny_run, tmp_path):
     other = tmp_path / "old"
     other.mkdir()
     info = read_run_config(tiny_run[0])
-    (other / "config.json").write_text(json.dumps({**info, "format": 2}))
-    with pytest.raises(ValueError, match="format 2.*reads format 1"):
-        train(TransformerConfig.tiny(**SMALL), output=str(other), **RUN)
-    with pytest.raises(ValueError, match="format 2"):
-        load_run(str(other))
+    (other / "config.json").write_text(json.dumps({**info, "format": 3}))
+    with pytest.raises(ValueError, match="format 3.*reads formats 1 and 2"):
+        train(small(), output=str(other), **RUN)
+    with pytest.raises(ValueError, match="format 3"):
+        Transformer.from_preset(str(other))
     foreign = tmp_path / "notes"
     foreign.mkdir()
     (foreign / "thesis.tex").write_text("...")
     with pytest.raises(FileExistsError, match="not a tfm run folder"):
-        train(TransformerConfig.tiny(**SMALL), output=str(foreign), strategy="default", **RUN)
+        train(small(), output=str(foreign), strategy="default", **RUN)
 
 
 def test_mixed_precision_and_xla(tmp_path):
     run_dir = str(tmp_path / "run")
-    result = train(TransformerConfig.tiny(**SMALL), output=run_dir, strategy="default", mixed_precision=True, xla=True,
-                   validation=False, **{**RUN, "epochs": 1, "steps_per_epoch": 1})
+    result = train(small(mixed_precision=True, xla=True, validation=False, steps_per_epoch=1), output=run_dir,
+                   strategy="default", **{**RUN, "epochs": 1})
     assert result.model.dtype_policy.name == "mixed_bfloat16" and result.model.jit_compile  # no GPU here
     assert keras.config.dtype_policy().name == "float32"  # the global policy is restored
     assert np.isfinite(result.history["loss"][0])
-    model, _, _ = load_run(run_dir)  # weights-only float32 checkpoints load into a float32 model
+    model = Transformer.from_preset(run_dir)  # weights-only float32 checkpoints load into a float32 model
     for got, want in zip(model.get_weights(), result.model.get_weights()):
         assert got.dtype == np.float32
         np.testing.assert_array_equal(got, want)
@@ -252,13 +331,13 @@ def test_mixed_precision_and_xla(tmp_path):
 # Checkpoint averaging ----------------------------------------------------------
 def test_average_equals_numpy_mean_and_is_loaded_first(tiny_run, tmp_path):
     run_dir = copy_run(tiny_run[0], tmp_path)
-    per_epoch = [load_run(run_dir, checkpoint=epoch)[0].get_weights() for epoch in (2, 3)]
+    per_epoch = [Transformer.from_preset(run_dir, checkpoint=epoch).get_weights() for epoch in (2, 3)]
     path = average_checkpoints(run_dir, last=2)
     assert path == os.path.join(run_dir, "checkpoints", "averaged.weights.h5")
     with open(os.path.join(run_dir, "checkpoints", "averaged.weights.h5.averaging.json")) as f:
         assert json.load(f)["epochs"] == [2, 3]
-    model, _, info = load_run(run_dir)  # the averaged checkpoint wins over the latest
-    assert info["checkpoint"] == path
+    model = Transformer.from_preset(run_dir)  # the averaged checkpoint wins over the latest
+    assert weights_path(run_dir) == path
     for got, a, b in zip(model.get_weights(), *per_epoch):
         np.testing.assert_allclose(got, (a.astype(np.float64) + b) / 2, rtol=1e-6, atol=1e-7)
     assert latest_checkpoint(run_dir).endswith("epoch_003.weights.h5")  # averaged is no epoch checkpoint
@@ -274,13 +353,13 @@ def test_average_asking_too_many_says_how_many(tiny_run, capsys):
 
 def test_average_chosen_epochs_equals_numpy_mean(tiny_run, tmp_path):
     run_dir = copy_run(tiny_run[0], tmp_path)
-    first, third = (load_run(run_dir, checkpoint=epoch)[0].get_weights() for epoch in (1, 3))
+    first, third = (Transformer.from_preset(run_dir, checkpoint=epoch).get_weights() for epoch in (1, 3))
     output = str(tmp_path / "best.weights.h5")
     average_checkpoints(run_dir, epochs=[3, 1], output=output)  # e.g. the best two on validation
     with open(str(tmp_path / "best.weights.h5.averaging.json")) as f:  # named after the whole file name
         assert json.load(f)["epochs"] == [1, 3]
     assert not os.path.exists(tmp_path / "best.json")
-    model, _, _ = load_run(run_dir, checkpoint=output)
+    model = Transformer.from_preset(run_dir, checkpoint=output)
     for got, a, b in zip(model.get_weights(), first, third):
         np.testing.assert_allclose(got, (a.astype(np.float64) + b) / 2, rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match=r"no checkpoint of epoch\(s\) \[7\]; it has \[1, 2, 3\]"):
@@ -295,11 +374,14 @@ def test_set_overrides_are_typed():
                                                  "norm_first=true", "positional=learned", "dropout=0.3"])
     assert values == {"dropout": 0.3, "num_layers": 3, "key_dim": None, "norm_first": True,
                       "positional": "learned"}
-    config = make_config("tiny", overrides=["num_heads=2"], vocab_size=300, max_length=48, tokens_per_batch=999)
-    assert (config.num_heads, config.vocab_size, config.max_length, config.tokens_per_batch) == (2, 300, 48, 999)
-    luong = make_config("tiny", "luong", overrides=["units=32"])
-    assert model_name(luong) == "luong" and luong.units == 32 and luong.vocab_size == 1000
-    assert model_name(make_config("base", "seq2seq")) == "seq2seq"
+    parser = cli.build_parser()
+    recipe = train_recipe(parser.parse_args(["train", "--output", "r", "--set", "num_heads=2", "--vocab-size", "300",
+                                             "--max-length", "48", "--tokens-per-batch", "999"]))
+    assert (recipe.model.num_heads, recipe.data.subwords, recipe.model.max_length, recipe.data.max_pair_length,
+            recipe.training.tokens_per_batch) == (2, 300, 48, 48, 999)
+    luong = train_recipe(parser.parse_args(["train", "--output", "r", "--model", "luong", "--set", "units=32"]))
+    assert luong.model_name == "luong" and luong.model.units == 32 and luong.model.vocab_size == 1000
+    assert model_name(Recipe.preset("base", model="seq2seq").model) == "seq2seq"
 
 
 @pytest.mark.parametrize("override, argument", [("units=16", dict(units=16)),
@@ -310,13 +392,11 @@ def test_set_on_a_seq2seq_preset_equals_the_python_preset(override, argument):
     the attention width follows the units, Luong gets its "general" score, no attention takes no score.
     (Fails today: Seq2SeqConfig stores its resolved `score` and `attention_units`, and the
     `dataclasses.replace` of `apply_overrides` carries the preset's resolved values over.)"""
-    from tfm.config import Seq2SeqConfig
-
-    assert make_config("tiny", "bahdanau", overrides=[override]) == Seq2SeqConfig.tiny(**argument)
+    assert apply_overrides(Recipe.preset("tiny", model="bahdanau"), [override]).model == Seq2SeqConfig.tiny(**argument)
 
 
 @pytest.mark.parametrize("item, message", [
-    ("dropuot=0.2", r"TransformerConfig has no field 'dropuot' \(did you mean dropout"),
+    ("dropuot=0.2", r"no part of the recipe has a field 'dropuot' \(did you mean dropout"),
     ("dropout", r"expected FIELD=VALUE"),
     ("num_layers=two", r"TransformerConfig.num_layers is an int"),
     ("dropout=lots", r"TransformerConfig.dropout is a float"),
@@ -325,14 +405,14 @@ def test_set_on_a_seq2seq_preset_equals_the_python_preset(override, argument):
 ])
 def test_set_errors(item, message):
     with pytest.raises(ValueError, match=message):
-        make_config("tiny", overrides=[item])
+        apply_overrides(Recipe.preset("tiny"), [item])
 
 
 def test_set_errors_through_the_cli(tmp_path, capsys):
     assert cli.main(["train", "--output", str(tmp_path / "r"), "--set", "d_model=wide"]) == 1
     assert "tfm train: error: --set d_model='wide': TransformerConfig.d_model is an int" in capsys.readouterr().err
     assert cli.main(["train", "--model", "bahdanau", "--output", str(tmp_path / "r"), "--set", "d_model=8"]) == 1
-    assert "Seq2SeqConfig has no field 'd_model'" in capsys.readouterr().err
+    assert "no part of the recipe has a field 'd_model'" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
 
 
@@ -365,7 +445,7 @@ def child_env(**extra):
 
 
 def run_helper(tmp_path, tag, spec, env):
-    spec = {"config": SMALL, "result": str(tmp_path / f"{tag}.json"), **spec}
+    spec = {"recipe": SMALL, "result": str(tmp_path / f"{tag}.json"), **spec}
     log = open(tmp_path / f"{tag}.log", "w")
     process = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(HERE), "training_helper.py"), json.dumps(spec)],
                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -400,7 +480,7 @@ def assert_follows(history, reference):
 
 @pytest.mark.slow
 def test_mirrored_on_two_cpus_follows_single_device(tiny_run, tmp_path):
-    train_args = {**RUN, "output": str(tmp_path / "run"), "strategy": "mirrored"}
+    train_args = {**RUN, "data": "numbers", "output": str(tmp_path / "run"), "strategy": "mirrored"}
     child = run_helper(tmp_path, "mirrored", {"logical_cpus": 2, "train": train_args}, child_env())
     (result,) = wait_all([child])
     assert result["replicas"] == 2
@@ -410,7 +490,7 @@ def test_mirrored_on_two_cpus_follows_single_device(tiny_run, tmp_path):
 @pytest.mark.slow
 def test_multi_worker_follows_single_device(tiny_run, tmp_path):
     cluster = {"worker": [f"127.0.0.1:{port}" for port in free_ports(2)]}
-    train_args = {**RUN, "output": str(tmp_path / "run"), "strategy": "multiworker"}
+    train_args = {**RUN, "data": "numbers", "output": str(tmp_path / "run"), "strategy": "multiworker"}
     children = []
     for index in range(2):
         tf_config = json.dumps({"cluster": cluster, "task": {"type": "worker", "index": index}})
@@ -472,10 +552,11 @@ def test_train_command_on_multi30k(multi30k_dir, tmp_path, capsys):
     assert cli.main(argv) == 0
     info = read_run_config(run_dir)
     assert info["data"]["dataset"] == "multi30k" and info["data"]["data_dir"] == os.path.abspath(multi30k_dir)
-    assert info["model_config"]["vocab_size"] == 500 and info["model_config"]["d_model"] == 64
+    assert info["model"]["vocab_size"] == 500 and info["model"]["d_model"] == 64 and info["data"]["subwords"] == 500
     history = read_history(run_dir)
     assert history["epoch"] == [0] and np.isfinite(history["val_loss"][0])
-    model, tokenizer, _ = load_run(run_dir)
+    translator = Translator.from_run(run_dir)
+    model, tokenizer = translator.model, translator.tokenizer
     ids = tokenizer.tokenize(["A dog runs in the snow."])
     assert model((ids.to_tensor(), ids.to_tensor()[:, :3])).shape[-1] == 500
     capsys.readouterr()

@@ -25,8 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 NAME = "wmt14_translate/de-en"
 MOCK_EXAMPLES = 48  # per split
-SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, dropout=0.0, vocab_size=120, warmup_steps=20,
-             tokens_per_batch=256, max_length=48)
+SMALL = dict(num_layers=1, d_model=32, num_heads=2, d_ff=64, dropout=0.0, subwords=120, warmup_steps=20,
+             tokens_per_batch=256, max_length=48, max_pair_length=48)
 EPOCHS, STEPS = 2, 3
 CHILD_TIMEOUT = 240
 
@@ -41,23 +41,23 @@ def child(spec):
     import tensorflow_datasets as tfds
 
     import tfm.training
-    from tfm.config import TransformerConfig
+    from tfm.config import Recipe
     from tfm.training.pipeline import load_pairs
     from tfm.runs import read_run_config
 
     seen = {}
     make_datasets = tfm.training.trainer.make_datasets
 
-    def recording_make_datasets(data, tokenizer, training, replicas, validation=True):
+    def recording_make_datasets(data, tokenizer, training, replicas):
         seen["data"], seen["replicas"] = data, replicas
-        seen["batches"] = make_datasets(data, tokenizer, training, replicas, validation)
+        seen["batches"] = make_datasets(data, tokenizer, training, replicas)
         return seen["batches"]
 
     tfm.training.trainer.make_datasets = recording_make_datasets  # the datasets fit receives, kept to be read back
     with tfds.testing.mock_data(num_examples=MOCK_EXAMPLES):
-        result = tfm.training.train(TransformerConfig.tiny(**SMALL), NAME, output=spec["output"], epochs=EPOCHS,
-                                    steps_per_epoch=STEPS, strategy="mirrored", source_lang="en",
-                                    data_dir=spec["data_dir"], keep_checkpoints=EPOCHS, verbose=0)
+        recipe = Recipe.preset("tiny", **SMALL, dataset=NAME, source_lang="en", data_dir=spec["data_dir"],
+                               steps_per_epoch=STEPS, keep_checkpoints=EPOCHS)
+        result = tfm.training.train(recipe, output=spec["output"], epochs=EPOCHS, strategy="mirrored", verbose=0)
         pairs = [(s.decode(), t.decode()) for s, t in load_pairs(seen["data"], "train").as_numpy_iterator()]
         train_batches, val_batches = seen["batches"]
         batches = [((source.numpy(), target_in.numpy()), target_out.numpy())
@@ -114,8 +114,7 @@ def test_run_folder_of_a_mirrored_wmt14_run(mock_wmt_run):
     assert report["strategy"] == "MirroredStrategy" and report["replicas"] == report["replicas_asked"] == 2
     data = report["run_config"]["data"]
     assert data["dataset"] == NAME and data["source_lang"] == "en"  # the target is the other side, de
-    assert data["tokens_per_batch"] == SMALL["tokens_per_batch"]
-    assert report["run_config"]["training"]["strategy"] == "mirrored"
+    assert report["run_config"]["training"]["tokens_per_batch"] == SMALL["tokens_per_batch"]
     assert [epoch for epoch, _ in epoch_checkpoints(run_dir)] == list(range(1, EPOCHS + 1))
     assert all(os.path.getsize(path) > 0 for _, path in epoch_checkpoints(run_dir))
     assert os.path.isfile(os.path.join(run_dir, "tokenizer", "sentencepiece.model"))
@@ -129,7 +128,7 @@ def test_run_folder_of_a_mirrored_wmt14_run(mock_wmt_run):
 
 def test_tokenizer_is_learned_from_the_mock_text(mock_wmt_run):
     report, _ = mock_wmt_run
-    assert report["run_config"]["model_config"]["vocab_size"] == report["vocab_size"] <= SMALL["vocab_size"]
+    assert report["run_config"]["model"]["vocab_size"] == report["vocab_size"] <= SMALL["subwords"]
     letters = set("".join(s + t for s, t in report["train_pairs"])) - {" "}
     assert letters <= set("abcdefghij"), letters  # what TFDS' mock strings are made of
     # Every learned subword (past the special and single-byte pieces) is a run of the mock text's letters.

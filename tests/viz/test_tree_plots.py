@@ -1,4 +1,4 @@
-"""Parse trees drawn (`tfm.viz.trees`): the layout, and the constituents marked in red."""
+"""Parse trees drawn (`tfm.viz.tree_plots`): the layout, and the constituents marked in red."""
 
 import matplotlib
 

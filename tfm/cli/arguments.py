@@ -1,20 +1,19 @@
-"""The `tfm` command's arguments: each subcommand's flags, their help, and the types that refuse bad values.
+"""The `tfm` command's arguments: each subcommand's flags, their help, the types that refuse bad values, and
+`train_recipe`, the one place `tfm train`'s flags become a `Recipe`.
 
 `tfm.cli` builds its parser from these (`COMMANDS` pairs each handler with its `add_*`). Standard library
-only, plus the configs' preset and model names, so `tfm --help` starts no TensorFlow.
+only, plus `tfm.config`, so `tfm --help` starts no TensorFlow.
 """
 
 import argparse
+import dataclasses
 
-from tfm.config import rules
-from tfm.config.configs import TransformerConfig
-from tfm.models.registry import MODELS  # the registry's one list; neither module imports TensorFlow
-
-PRESETS = list(TransformerConfig.PRESETS)
+from tfm.config import MODELS, Recipe, TransformerConfig, apply_overrides
+from tfm.config import validation
 
 
 # Argument types: a bad value is refused by argparse, with the flag named, by the rule the configs and the library
-# apply to the same value (tfm.config.rules), so a flag, --set and the Python API accept the same values.
+# apply to the same value (tfm.config.validation), so a flag, --set and the Python API accept the same values.
 def _checked(text, convert, kind, validate):
     """`validate(convert(text))`, or argparse's error: "'x' is not KIND" when it does not convert, the rule's
     message when the value breaks it."""
@@ -29,7 +28,8 @@ def _checked(text, convert, kind, validate):
 
 
 def positive_int(text):
-    """A flag's whole number in [1, 2^31 - 1] (`tfm.config.rules.validate_positive_int`), for argparse's `type=`.
+    """A flag's whole number in [1, 2^31 - 1] (`tfm.config.validation.validate_positive_int`), for argparse's
+    `type=`.
 
     Args:
         text: str. The flag's value.
@@ -42,11 +42,11 @@ def positive_int(text):
         ...
         argparse.ArgumentTypeError: 0 must be a positive int
     """
-    return _checked(text, int, "a whole number", lambda value: rules.validate_positive_int("value", value))
+    return _checked(text, int, "a whole number", lambda value: validation.validate_positive_int("value", value))
 
 
 def alpha_value(text):
-    """A flag's length penalty alpha (`tfm.config.rules.validate_length_penalty`: finite, in [0, 10]).
+    """A flag's length penalty alpha (`tfm.config.validation.validate_length_penalty`: finite, in [0, 10]).
 
     Args:
         text: str. The flag's value.
@@ -59,11 +59,11 @@ def alpha_value(text):
         ...
         argparse.ArgumentTypeError: '1e308': the length penalty must be a finite number in [0, 10] (0 = no ...
     """
-    return _checked(text, float, "a number", lambda value: rules.validate_length_penalty(text))
+    return _checked(text, float, "a number", lambda value: validation.validate_length_penalty(text))
 
 
 def seed_value(text):
-    """A flag's random seed, an int in [0, 2^32 - 1] (`tfm.config.rules.validate_seed`).
+    """A flag's random seed, an int in [0, 2^32 - 1] (`tfm.config.validation.validate_seed`).
 
     Args:
         text: str. The flag's value.
@@ -72,11 +72,11 @@ def seed_value(text):
         >>> seed_value("7")
         7
     """
-    return _checked(text, int, "a whole number", rules.validate_seed)
+    return _checked(text, int, "a whole number", validation.validate_seed)
 
 
 def positive_seconds(text):
-    """A flag's positive, finite number of seconds (`tfm.config.rules.validate_positive_number`).
+    """A flag's positive, finite number of seconds (`tfm.config.validation.validate_positive_number`).
 
     Args:
         text: str. The flag's value.
@@ -89,21 +89,22 @@ def positive_seconds(text):
         ...
         argparse.ArgumentTypeError: inf must be a finite number
     """
-    return _checked(text, float, "a number of seconds", lambda value: rules.validate_positive_number("value", value))
+    return _checked(text, float, "a number of seconds",
+                    lambda value: validation.validate_positive_number("value", value))
 
 
 def add_train(p):
-    p.add_argument("--preset", choices=PRESETS, default="tiny",
+    p.add_argument("--preset", choices=TransformerConfig.PRESETS, default="tiny",
                    help="model size: tiny, small (CPU), base, big (the paper's §5), parse (§6.3), parse_small "
                         "(CPU), m30k (Wu et al. 2021's Multi30k model, lowercased + Moses-tokenized text), m30k_small "
                         "(the 90-minute CPU recipe on the same text) (default: tiny)")
     p.add_argument("--model", choices=MODELS, default="transformer",
                    help="transformer, or an RNN seq2seq baseline without/with attention (default: transformer)")
-    p.add_argument("--dataset", default="numbers",
+    p.add_argument("--dataset", default=None,
                    help="a generated task (numbers, reverse, copy), multi30k, a TFDS name such as "
                         "wmt14_translate/de-en, files (with --source-file/--target-file), or ptb_parse / ptb_parse_tags "
                         "(English constituency parsing, §6.3: NLTK's Penn Treebank sample as sentence -> tree, every "
-                        "word written XX or as its POS tag; use a parse preset) (default: numbers)")
+                        "word written XX or as its POS tag; use a parse preset) (default: the preset's, numbers)")
     p.add_argument("--source-lang", default=None, help="source language, e.g. en")
     p.add_argument("--target-lang", default=None, help="target language, e.g. de")
     p.add_argument("--source-file", default=None, help="source side for --dataset files (plain or .gz)")
@@ -124,18 +125,58 @@ def add_train(p):
     p.add_argument("--tokens-per-batch", type=positive_int, default=None,
                    help="token budget per side per batch (default: the preset's; base 25000 as in §5.1)")
     p.add_argument("--vocab-size", type=positive_int, default=None,
-                   help="subword vocabulary size (default: the preset's)")
+                   help="subwords to learn, the vocabulary's size (default: the preset's subwords)")
     p.add_argument("--max-length", type=positive_int, default=None,
-                   help="drop pairs longer than this many subwords (default: the preset's)")
+                   help="drop pairs longer than this many subwords; the Transformer then takes sources that long "
+                        "(default: the preset's max_pair_length)")
     p.add_argument("--train-sentences", type=positive_int, default=None, metavar="N",
                    help="train (and learn the vocabulary) on the first N training pairs only, e.g. for a "
                         "learning curve (default: all)")
     p.add_argument("--keep-checkpoints", type=positive_int, default=None,
-                   help="keep the last K epoch checkpoints (default: the preset's checkpoints_to_average)")
-    p.add_argument("--seed", type=seed_value, default=0, help="random seed (default: 0)")
+                   help="keep the last K epoch checkpoints (default: as many as the recipe averages, "
+                        "checkpoints_to_average: 5 for base, 20 for big)")
+    p.add_argument("--seed", type=seed_value, default=None, help="random seed (default: the preset's, 0)")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                   help="override any field of the model config (TransformerConfig, or Seq2SeqConfig for the "
-                        "RNN models), e.g. --set dropout=0.2 (repeatable)")
+                   help="override any field of the recipe, found by its name in the model config "
+                        "(TransformerConfig, or Seq2SeqConfig for the RNN models), DataConfig, TrainingConfig or "
+                        "DecodingConfig, e.g. --set dropout=0.2 --set warmup_steps=800 (repeatable)")
+
+
+def train_recipe(args):
+    """The `Recipe` of `tfm train`'s flags: the one place they meet the configs.
+
+    `Recipe.preset(--preset, model=--model)`, then `--set FIELD=VALUE` (each to the part with that field), then
+    the explicit flags: --dataset, --source-lang, --target-lang, --source-file, --target-file, --data-dir,
+    --vocab-size (subwords), --max-length (the pair filter, and the Transformer's longest source) and
+    --train-sentences onto the data; --tokens-per-batch, --keep-checkpoints, --seed, --steps-per-epoch,
+    --mixed-precision and --xla onto the training.
+
+    Args:
+        args: `argparse.Namespace` of `add_train`'s flags.
+
+    Returns:
+        `Recipe` (ValueError names a bad value).
+
+    Example:
+        >>> parser = argparse.ArgumentParser()
+        >>> add_train(parser)
+        >>> args = parser.parse_args(["--output", "run", "--preset", "small", "--model", "luong", "--seed", "3",
+        ...                           "--vocab-size", "500", "--set", "warmup_steps=100", "--set", "units=32"])
+        >>> recipe = train_recipe(args)
+        >>> recipe.model.units, recipe.data.subwords, recipe.training.seed, recipe.training.warmup_steps
+        (32, 500, 3, 100)
+    """
+    recipe = apply_overrides(Recipe.preset(args.preset, model=args.model), args.set)
+    data = {"dataset": args.dataset, "source_lang": args.source_lang, "target_lang": args.target_lang,
+            "source_file": args.source_file, "target_file": args.target_file, "data_dir": args.data_dir,
+            "subwords": args.vocab_size, "max_pair_length": args.max_length, "train_sentences": args.train_sentences}
+    training = {"tokens_per_batch": args.tokens_per_batch, "keep_checkpoints": args.keep_checkpoints,
+                "seed": args.seed, "steps_per_epoch": args.steps_per_epoch,
+                "mixed_precision": args.mixed_precision or None, "xla": args.xla or None}
+    fields = {name: value for name, value in {**data, **training}.items() if value is not None}
+    if args.max_length is not None and isinstance(recipe.model, TransformerConfig):
+        fields["model"] = dataclasses.replace(recipe.model, max_length=args.max_length)
+    return recipe.replace(**fields)
 
 
 def add_average(p):
@@ -161,9 +202,11 @@ def add_translate(p):
     p.add_argument("--run", required=True, help="run folder made by tfm train")
     add_decoding(p)
     p.add_argument("--strict", action="store_true",
-                   help="refuse the whole input when a line is not valid UTF-8 or holds a NUL byte (default: name "
-                        "the line on stderr, print an empty line for it and translate the others)")
-    p.add_argument("text", nargs="*", help="sentences to translate (default: read standard input, one per line)")
+                   help="refuse the whole input when a line is not valid UTF-8 or holds a NUL byte, so it is read "
+                        "to its end first (default: name the line on stderr, print an empty line for it and "
+                        "translate the others)")
+    p.add_argument("text", nargs="*", help="sentences to translate (default: read standard input, one per line, "
+                                           "each translated as it arrives)")
 
 
 def add_evaluate(p):

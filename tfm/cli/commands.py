@@ -14,25 +14,14 @@ Decoding and averaging settings left out come from the run's stored config.
 """
 
 import argparse
+import importlib
 import logging
 import os
 import signal
 import sys
 import threading
 
-from tfm.cli.arguments import (  # noqa: F401  PRESETS and the argument types: part of tfm.cli's surface
-    PRESETS,
-    add_average,
-    add_demo,
-    add_evaluate,
-    add_export,
-    add_train,
-    add_translate,
-    alpha_value,
-    positive_int,
-    positive_seconds,
-    seed_value,
-)
+from tfm.cli.arguments import add_average, add_demo, add_evaluate, add_export, add_train, add_translate, train_recipe
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
 EXIT_TERMINATED = 143  # 128 + SIGTERM
@@ -66,7 +55,7 @@ def _quiet_tensorflow_import():
         return
     try:
         os.dup2(devnull, 2)
-        import tensorflow  # noqa: F401
+        importlib.import_module("tensorflow")
     finally:
         os.dup2(saved, 2)
         os.close(saved)
@@ -74,19 +63,13 @@ def _quiet_tensorflow_import():
 
 
 def train_command(args):
-    from tfm.models.registry import make_config
-    from tfm.runs.folder import read_history
+    from tfm.runs import read_history
     from tfm.training.trainer import train
 
-    config = make_config(args.preset, args.model, overrides=args.set, vocab_size=args.vocab_size,
-                         max_length=args.max_length, tokens_per_batch=args.tokens_per_batch)
+    recipe = train_recipe(args)
     try:
-        result = train(config, args.dataset, output=args.output, epochs=args.epochs,
-                       steps_per_epoch=args.steps_per_epoch, strategy=args.strategy,
-                       mixed_precision=args.mixed_precision, xla=args.xla, source_lang=args.source_lang,
-                       target_lang=args.target_lang, data_dir=args.data_dir, source_file=args.source_file,
-                       target_file=args.target_file, keep_checkpoints=args.keep_checkpoints, seed=args.seed,
-                       worker_timeout=args.worker_timeout, train_sentences=args.train_sentences)
+        result = train(recipe, output=args.output, epochs=args.epochs, strategy=args.strategy,
+                       worker_timeout=args.worker_timeout)
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (see `main`)
         from tfm.runs.resume import epochs_on_disk
 
@@ -129,6 +112,57 @@ def _read_lines():
     return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
 
+TRANSLATE_LINES = 1024  # lines per batch at most: 16 of Translator's batches of 64, sorted by length within it
+LINE_WAIT_SECONDS = 0.05  # a batch waits this long for one more line before it is translated without it
+
+
+def _line_batches(stdin):
+    """Standard input's lines in batches, as they arrive (bytes, line ends removed; undecodable bytes kept).
+
+    A thread reads the lines; a batch is given as soon as it holds `TRANSLATE_LINES` lines or no further line
+    comes within `LINE_WAIT_SECONDS`: a person typing gets each sentence back while the input stays open, and
+    a piped file, whose lines are all there at once, is translated in full batches.
+    """
+    import queue
+
+    if stdin is None:
+        return
+    if stdin.isatty():
+        print("tfm translate: reading sentences from standard input, one per line (Ctrl-D to end)", file=sys.stderr)
+    lines, end = queue.Queue(), object()
+
+    def read():
+        try:
+            if hasattr(stdin, "buffer"):
+                for line in iter(stdin.buffer.readline, b""):
+                    lines.put(line)
+            else:
+                for line in iter(stdin.readline, ""):
+                    lines.put(line.encode("utf-8", "surrogateescape"))
+        except BaseException as error:  # noqa: BLE001 - raised again in the translating thread
+            lines.put(error)
+        lines.put(end)
+
+    threading.Thread(target=read, name="tfm translate: stdin", daemon=True).start()
+    while True:
+        line, batch = lines.get(), []  # the next line, however long a person takes to type it
+        while line is not end:
+            if isinstance(line, BaseException):
+                raise line
+            line = line[:-1] if line.endswith(b"\n") else line
+            batch.append(line[:-1] if line.endswith(b"\r") else line)
+            if len(batch) == TRANSLATE_LINES:
+                break
+            try:
+                line = lines.get(timeout=LINE_WAIT_SECONDS)
+            except queue.Empty:
+                break
+        if batch:
+            yield batch
+        if line is end:
+            return
+
+
 def _decoding_threads():
     """TensorFlow threads for decoding on CPU: ops one thread each, batches side by side (`Translator.workers`).
 
@@ -143,60 +177,86 @@ def _decoding_threads():
         pass
 
 
-def translate_command(args):
-    from tfm.data.preprocess import detokenize, run_preprocess
-    from tfm.data.preprocess import preprocess as prepare
-    from tfm.decoding import Translator, input_rule
-    from tfm.runs.folder import load_run
+def _open_run(args):
+    """`(translator, run_info)`: the run's `Translator` (the flags' checkpoint, beam and alpha, else the run's) and
+    its config.json with `run_dir` and `checkpoint` (the weights file read)."""
+    from tfm import runs
+    from tfm.decoding import Translator
 
+    path = runs.weights_path(args.run, args.checkpoint or "auto")
+    translator = Translator.from_run(args.run, checkpoint=path, beam_size=args.beam_size, alpha=args.alpha)
+    return translator, {**runs.read_run_config(args.run), "run_dir": os.path.abspath(args.run), "checkpoint": path}
+
+
+def translate_command(args):
     _decoding_threads()
 
-    texts = list(args.text) if args.text else _read_lines()
+    # Arguments and --strict's whole input are one batch; otherwise standard input is translated as it arrives.
+    batches = iter([list(args.text)] if args.text else [_read_lines()] if args.strict else _line_batches(sys.stdin))
+    texts = next(batches, [])
     if not texts:
         print("tfm translate: nothing to translate: give sentences as arguments or on standard input",
               file=sys.stderr)
         return 1
-    model, tokenizer, run_info = load_run(args.run, checkpoint=args.checkpoint)
-    translator = Translator(model, tokenizer, beam_size=args.beam_size, alpha=args.alpha)
+    translator, run_info = _open_run(args)
+    refused, first = 0, 0  # first: the index of the batch's first line in the whole input
+    while texts:
+        refused += _translate_batch(args, translator, run_info, texts, first)
+        if refused and args.strict:
+            return 1
+        first += len(texts)
+        texts = next(batches, [])
+    return 1 if refused else 0
+
+
+def _translate_batch(args, translator, run_info, texts, first):
+    """Translates one batch of `tfm translate`'s input and prints it (flushed), line for line, an empty line
+    for each refused one, which is named on stderr (counting from `first`); with --strict, a batch holding a
+    refused line is not translated. Returns the number of refused lines."""
+    from tfm.data.preprocess import detokenize, run_preprocess
+    from tfm.data.preprocess import preprocess as prepare
+    from tfm.decoding import input_rule
+
     bad = translator.invalid(texts)
     method, source_lang, target_lang = run_preprocess(run_info)
     if method is not None:  # the run learned from lowercased, Moses-tokenized text: prepare the input the same way
-        # after the input rule (tfm.decoding.input_rule_ops: whitespace only separates words), which Translator applies again
+        # after the input rule (tfm.decoding.text_ops: whitespace only separates words), which Translator applies again
         texts = [text if i in bad else prepare([input_rule.normalize(input_rule.as_bytes(text).decode("utf-8"))],
                                                source_lang, method)[0] for i, text in enumerate(texts)]
     for index in bad:
-        where = f"line {index + 1} of standard input" if not args.text else f"argument {index + 1}"
+        where = f"line {first + index + 1} of standard input" if not args.text else f"argument {index + 1}"
         print(f"tfm translate: {where} {input_rule.problem(texts[index])}"
-              f"{'' if args.strict else '; an empty line is printed in its place'}", file=sys.stderr)
+              f"{'' if args.strict else '; an empty line is printed in its place'}", file=sys.stderr, flush=True)
     if bad and args.strict:
         print("tfm translate: error: nothing translated (--strict)", file=sys.stderr)
-        return 1
+        return len(bad)
     for line in translator.translate(texts, on_invalid="empty"):
         print(detokenize([line], target_lang, method)[0] if method and line else line)
-    return 1 if bad else 0
+    sys.stdout.flush()  # the answer shows now, while the input is still open
+    return len(bad)
 
 
 def evaluate_command(args):
     from tfm.data import PARSING_TASKS
-    from tfm.decoding import evaluation
-    from tfm.runs.folder import load_run
+    from tfm.decoding import bleu
 
     _decoding_threads()
 
-    model, tokenizer, run_info = load_run(args.run, checkpoint=args.checkpoint)
-    evaluation.validate_results_folder(run_info["run_dir"])  # RUN/hyps/ refused now, not after decoding
+    translator, run_info = _open_run(args)
+    model, tokenizer = translator.model, translator.tokenizer
+    bleu.validate_results_folder(run_info["run_dir"])  # RUN/hyps/ refused now, not after decoding
     if run_info["data"]["dataset"] in PARSING_TASKS:
-        return _evaluate_parsing(args, model, tokenizer, run_info)
-    sources, references = evaluation.split_pairs(run_info, args.split, limit=args.limit)
+        return _evaluate_parsing(args, translator, run_info)
+    sources, references = bleu.split_pairs(run_info, args.split, limit=args.limit)
     data = run_info["data"]
-    hypotheses, scores = evaluation.evaluate(model, tokenizer, sources, references, beam_size=args.beam_size,
-                                             alpha=args.alpha, preprocess=data.get("preprocess"),
+    hypotheses, scores = bleu.evaluate(model, tokenizer, sources, references, beam_size=translator.beam_size,
+                                             alpha=translator.alpha, preprocess=data.get("preprocess"),
                                              source_lang=data.get("source_lang"), target_lang=data.get("target_lang"))
     scores.update(split=args.split, dataset=data["dataset"], source_lang=data.get("source_lang"),
                   target_lang=data.get("target_lang"), checkpoint=run_info.get("checkpoint"))
     print(f"{data['dataset']} {args.split}: {len(hypotheses)} sentences, beam {scores['beam_size']}, "
           f"alpha {scores['alpha']}, {scores['seconds']:.1f} s")
-    print(evaluation.format_scores(scores))
+    print(bleu.format_scores(scores))
     saved = _save_results(run_info, args, hypotheses, scores)
     if saved is None:
         return 1
@@ -205,12 +265,12 @@ def evaluate_command(args):
 
 
 def _save_results(run_info, args, hypotheses, scores):
-    """`evaluation.write_results`, called once the scores are printed (a folder that refuses the files loses
+    """`bleu.write_results`, called once the scores are printed (a folder that refuses the files loses
     no scores); None, after saying why, when they cannot be written."""
-    from tfm.decoding import evaluation
+    from tfm.decoding import bleu
 
     try:
-        return evaluation.write_results(run_info["run_dir"], args.split, hypotheses, scores, limit=args.limit)
+        return bleu.write_results(run_info["run_dir"], args.split, hypotheses, scores, limit=args.limit)
     except OSError as error:
         saved = getattr(error, "saved", [])
         what = (f"the hypotheses are saved ({saved[0]}), but not the scores above" if saved
@@ -220,12 +280,12 @@ def _save_results(run_info, args, hypotheses, scores):
         return None
 
 
-def _evaluate_parsing(args, model, tokenizer, run_info):
+def _evaluate_parsing(args, translator, run_info):
     """`tfm evaluate` on a parsing run: labeled bracket F1 (EVALB, COLLINS.prm), beside Table 4."""
     from tfm import parsing
 
-    trees, scores = parsing.evaluate_run(model, tokenizer, run_info, args.split, limit=args.limit,
-                                         beam_size=args.beam_size, alpha=args.alpha,
+    trees, scores = parsing.evaluate_run(translator.model, translator.tokenizer, run_info, args.split,
+                                         limit=args.limit, beam_size=translator.beam_size, alpha=translator.alpha,
                                          constrained=not args.unconstrained)
     print(f"{scores['dataset']} {args.split}: {scores['sentences']} sentences, beam {scores['beam_size']}, alpha "
           f"{scores['alpha']}, {'constrained' if scores['constrained'] else 'unconstrained'} search, "
@@ -246,11 +306,12 @@ def export_command(args):
     from tfm.serving.metadata import METADATA_FILE
     from tfm.serving.saved_model import export_saved_model
 
+    refusal = _export_flags_refused(args)
+    if refusal is not None:  # a flag the chosen format would ignore: a usage error, as argparse's (exit 2)
+        print(f"tfm export: error: {refusal}", file=sys.stderr)
+        return 2
     if args.format == "ctranslate2":
         return _export_ctranslate2(args)
-    if args.quantization not in (None, "float32", "int8"):
-        raise ValueError(f"--quantize {args.quantization}: a SavedModel takes int8 (or float32); "
-                         f"{args.quantization} is for --format ctranslate2")
     path = export_saved_model(args.run, args.output, beam_size=args.beam_size, alpha=args.alpha,
                               checkpoint=args.checkpoint, signatures=args.signatures,
                               alignment_layer=args.alignment_layer, overwrite=args.overwrite,
@@ -269,11 +330,27 @@ def export_command(args):
     return 0
 
 
+def _export_flags_refused(args):
+    """The one-line reason `tfm export` refuses a flag that its `--format` (or its other flags) would ignore, or
+    None: the export a user asked for is made as asked, or not at all."""
+    savedmodel = args.format == "savedmodel"
+    if savedmodel and args.quantization not in (None, "float32", "int8"):
+        return (f"--quantize {args.quantization}: a SavedModel takes int8 (or float32); {args.quantization} is for "
+                "--format ctranslate2")
+    if not savedmodel and args.xla:
+        return "--xla is for --format savedmodel (CTranslate2 compiles nothing)"
+    if not savedmodel and args.signatures:
+        return (f"--signatures {' '.join(args.signatures)} is for --format savedmodel (a CTranslate2 export has no "
+                "signatures; its translator's translate_with_scores gives the scores)")
+    if args.alignment_layer != -1 and "alignment" not in args.signatures:  # -1 is the default: nothing asked
+        return (f"--alignment-layer {args.alignment_layer} is for --format savedmodel --signatures alignment (the "
+                "decoder layer that signature reads)")
+    return None
+
+
 def _export_ctranslate2(args):
     from tfm.serving.ctranslate2 import export_ctranslate2
 
-    if args.xla:
-        raise ValueError("--xla is for --format savedmodel (CTranslate2 compiles nothing)")
     if args.beam_size is not None or args.alpha is not None:
         logger.warning("--beam-size/--alpha are chosen at translation time with CTranslate2; the run's are recorded")
     try:
@@ -282,7 +359,7 @@ def _export_ctranslate2(args):
     except ImportError as error:  # ctranslate2 is an optional extra
         raise ValueError(str(error)) from None
     print(f"exported {args.run} to {path} (CTranslate2, {args.quantization or 'float32'} weights)")
-    print(f"use it: tfm.serving.ctranslate2.CTranslate2Translator({path!r})(['A sentence.'])")
+    print(f"use it: tfm.CTranslate2Translator({path!r})(['A sentence.'])")
     return 0
 
 
@@ -335,7 +412,7 @@ def _exit_status(stop):
 
 def _describe(error):
     """One line for an OSError: tfm's own name the file and the cause; the rest get it from `tfm.runs.cause`."""
-    from tfm.runs.folder import cause
+    from tfm.runs import cause
 
     if type(error).__str__ is not OSError.__str__ or error.errno is None:
         return str(error)  # tfm's own (WriteError, RunInUseError ...), or a message without an errno

@@ -21,10 +21,10 @@ import time
 import tensorflow as tf
 
 from tfm import export_saved_model
-from tfm.config.configs import TransformerConfig
+from tfm.config import Recipe
 from tfm.data.subword_tokenizer import without_identity_notice
-from tfm.decoding import Translator, evaluation
-from tfm.runs.folder import epoch_checkpoints, load_run
+from tfm.decoding import Translator, bleu
+from tfm.runs import epoch_checkpoints, read_run_config, weights_path
 from tfm.training.averaging import average_checkpoints
 from tfm.training.trainer import train
 
@@ -44,31 +44,32 @@ def run_demo(run="runs/demo", epochs=None):
         0 (the exit status of `tfm demo`).
     """
     epochs = epochs or DEMO_EPOCHS
-    config = TransformerConfig.tiny()
+    recipe = Recipe.preset("tiny")
     start = time.perf_counter()
     print(f"[1/4] training the tiny Transformer on the generated number-words task (en -> de) into {run}, "
           f"{epochs} epochs (a rerun resumes)")
-    train(config, "numbers", output=run, epochs=epochs, verbose=2)
+    train(recipe, "numbers", output=run, epochs=epochs, verbose=2)
     trained = time.perf_counter()
 
-    last = min(config.checkpoints_to_average, len(epoch_checkpoints(run)))
+    last = min(recipe.decoding.checkpoints_to_average, len(epoch_checkpoints(run)))
     average_checkpoints(run, last=last)
-    model, tokenizer, info = load_run(run)
-    print(f"[2/4] averaged the last {last} checkpoints (§6.1): {info['checkpoint']}; "
+    translator = Translator.from_run(run)  # the averaged weights, the run's beam and alpha
+    model, tokenizer, checkpoint = translator.model, translator.tokenizer, weights_path(run)
+    info = read_run_config(run)
+    print(f"[2/4] averaged the last {last} checkpoints (§6.1): {checkpoint}; "
           f"{model.count_params():,} parameters, vocabulary {tokenizer.vocab_size}")
 
-    beam_size, alpha = config.beam_size, config.length_penalty
-    sources, references = evaluation.split_pairs(info, "test")
-    hypotheses, scores = evaluation.evaluate(model, tokenizer, sources, references, beam_size=beam_size, alpha=alpha)
-    scores.update(split="test", dataset="numbers", checkpoint=info["checkpoint"])
-    txt, _ = evaluation.write_results(run, "test", hypotheses, scores)
+    beam_size, alpha = translator.beam_size, translator.alpha
+    sources, references = bleu.split_pairs(info, "test")
+    hypotheses, scores = bleu.evaluate(model, tokenizer, sources, references, beam_size=beam_size, alpha=alpha)
+    scores.update(split="test", dataset="numbers", checkpoint=checkpoint)
+    txt, _ = bleu.write_results(run, "test", hypotheses, scores)
     exact = sum(h == r for h, r in zip(hypotheses, references)) / len(references)
     print(f"[3/4] held-out test split: {len(sources)} sentences, beam {beam_size}, alpha {alpha}, "
           f"{scores['seconds']:.1f} s; exact match {exact:.1%}")
-    print(evaluation.format_scores(scores))
+    print(bleu.format_scores(scores))
     print(f"hypotheses: {txt}")
 
-    translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha)
     print("translations (beam search):")
     shown = list(zip(sources[:4], hypotheses[:4], references[:4]))
     for source, hypothesis, reference in shown:

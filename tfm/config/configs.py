@@ -1,66 +1,51 @@
-"""Every setting's one home: the configs of the Transformer and the RNN baselines, data and training settings.
+"""The models' configs, their architecture only: what `model.get_config()` needs to rebuild the layers.
 
-- `TransformerConfig`: every size and training/decoding constant of the Transformer.
-  Presets `base()` and `big()` are the paper's §5 settings (Vaswani et al., 2017,
-  Table 3 rows "base" and "big"); `tiny()` and `small()` train on 2 CPU cores.
-  Table 3 variants are `dataclasses.replace(TransformerConfig.base(), num_heads=1, key_dim=512, ...)`.
-- `Seq2SeqConfig`: the RNN baselines' counterpart (Sutskever, Bahdanau and Luong presets),
-  with the same data, training and decoding fields.
-- `DataConfig`: which corpus, and how it is cut into batches (saved as `data` in a run's config.json), and
-  `TrainingConfig`: how a run trains (saved as `training`): both in `tfm.config.run_settings`, re-exported here.
-- `parse_overrides` / `apply_overrides`: `--set FIELD=VALUE` onto any of these dataclasses (these and `ConfigIO`'s
-  presets by name and JSON round trips live in `tfm.config.rules`, the value checks in `tfm.config.validation`;
-  all re-exported by `tfm.config`).
+- `TransformerConfig`: the Transformer's sizes (§3). Presets `base()` and `big()` are the paper's (Vaswani et
+  al., 2017, Table 3 rows "base" and "big"); `tiny()` and `small()` train on 2 CPU cores. Table 3 variants are
+  `dataclasses.replace(TransformerConfig.base(), num_heads=1, key_dim=512, ...)`.
+- `Seq2SeqConfig`: the RNN baselines' counterpart (Sutskever, Bahdanau and Luong presets).
 
-No TensorFlow here: the CLI reads these without starting it (the RNN layers' argument rules live in
-`tfm.config.rnn_args` for that reason).
+How a model is trained (§5) and decodes (§6.1), and on which data, are the other parts of a `Recipe`
+(`tfm.config.recipe`; `TrainingConfig`, `DecodingConfig`, `DataConfig` in `tfm.config.run_settings`).
+No TensorFlow here: the CLI reads these without starting it.
 """
 
 import dataclasses
 
-from tfm.config.rules import (
-    PREPROCESSORS,
-    ConfigIO,
-    resolve_attention_args,
+from tfm.config.rnn_args import resolve_attention_args, validate_rnn_args
+from tfm.config.rules import ConfigIO
+from tfm.config.validation import (
     validate_field_types,
     validate_fraction,
     validate_positive_int,
     validate_positive_ints,
     validate_positive_number,
-    validate_rdrop_alpha,
-    validate_recipe,
-    validate_rnn_args,
 )
-from tfm.config.run_settings import DataConfig, TrainingConfig  # noqa: F401  (re-exported: a run's other settings)
 
 
 @dataclasses.dataclass(frozen=True)
 class TransformerConfig(ConfigIO):
-    """Every size and training / decoding constant of a `Transformer`; validated on creation, frozen.
+    """The architecture of a `Transformer` (§3); validated on creation, frozen.
 
-    The defaults are the paper's base model (Vaswani et al., 2017): the architecture of §3 (`num_layers`
-    N = 6 identical layers per stack, `d_model` = 512, `num_heads` h = 8 with `d_k = d_v = d_model / h`,
-    `d_ff` = 2048, post-LN residual blocks, sinusoidal positions §3.5, one embedding matrix shared with
-    the pre-softmax projection §3.4), the training of §5 (§5.1: a ~37,000-subword shared vocabulary and
-    25,000-token batches; §5.3: Adam (0.9, 0.98, 1e-9) and eq. 3's warm-up of 4000 steps; §5.4: dropout
-    0.1 and label smoothing 0.1), and the decoding of §6.1 (beam 4, length penalty α = 0.6, output up to
-    input length + 50, the last 5 checkpoints averaged). Table 3's rows are presets (`base()`, `big()`)
-    and `dataclasses.replace` variants of them; `tiny()`, `small()`, `m30k()`, `m30k_small()`, `parse()`
-    and `parse_small()` are this project's sizes for CPUs, Multi30k and parsing (§6.3).
+    The defaults are the paper's base model (Vaswani et al., 2017): `num_layers` N = 6 identical layers per
+    stack, `d_model` = 512, `num_heads` h = 8 with `d_k = d_v = d_model / h`, `d_ff` = 2048, post-LN residual
+    blocks, sinusoidal positions (§3.5), one embedding matrix shared with the pre-softmax projection (§3.4),
+    dropout 0.1 (§5.4) and a ~37,000-subword vocabulary (§5.1). Table 3's rows are presets (`base()`,
+    `big()`) and `dataclasses.replace` variants of them; `tiny()`, `small()`, `m30k()`, `m30k_small()`,
+    `parse()` and `parse_small()` are this project's sizes for CPUs, Multi30k and parsing (§6.3). The
+    optimiser, batches and decoding of a preset are the other parts of its `Recipe` (`Recipe.preset("base")`).
     `tfm.config.fidelity` sets every field beside the paper's value.
 
     Args:
         num_layers, d_model, num_heads, d_ff, key_dim, value_dim: the sizes (§3.1-§3.3); `key_dim` /
             `value_dim` None = `d_model / num_heads` (`head_key_dim`, `head_value_dim` are what is built).
-        dropout, attention_dropout, activation_dropout, token_dropout, label_smoothing, rdrop_alpha:
-            regularisation (§5.4; the ones the paper does not use default to 0).
-        vocab_size, share_embeddings, norm_first, positional, max_length: the embeddings, the residual
-            blocks' LayerNorm placement and the positions (§3.4, §3.5, Table 3 row E).
-        warmup_steps, learning_rate_scale, adam_beta_1, adam_beta_2, adam_epsilon: the optimiser (§5.3).
+        dropout, attention_dropout, activation_dropout, token_dropout: regularisation inside the model
+            (§5.4; the ones the paper does not use default to 0).
+        vocab_size, share_embeddings, norm_first, positional: the embeddings, the residual blocks'
+            LayerNorm placement and the positions (§3.4, §3.5, Table 3 row E).
+        max_length, extra_positions: the longest source the model takes, and the positions beyond it that
+            an output may use (the position table has `max_length + extra_positions + 1` rows).
         layer_norm_epsilon: the LayerNorms' epsilon.
-        tokens_per_batch: the batches' size in tokens (§5.1).
-        beam_size, length_penalty, max_extra_length, checkpoints_to_average: decoding (§6.1).
-        preprocess: None or "moses_lc": the text preparation before the vocabulary is learned.
 
     Each field's comment in the source says what it is; `ValueError` names a bad value.
 
@@ -89,39 +74,24 @@ class TransformerConfig(ConfigIO):
     attention_dropout: float = 0.0  # dropout on attention weights (not in the paper)
     activation_dropout: float = 0.0  # dropout on the FFN's inner activations (tensor2tensor's relu_dropout; not in the paper)
     token_dropout: float = 0.0  # input tokens replaced by UNK while training (word dropout; not in the paper)
-    label_smoothing: float = 0.1  # eps_ls (§5.4)
-    rdrop_alpha: float = 0.0  # R-Drop's KL weight (Liang et al., 2021; not in the paper): 0 = off
     vocab_size: int = 37000  # shared source/target subword vocabulary (§5.1, BPE ~37000)
     share_embeddings: bool = True  # one matrix for both embeddings and the pre-softmax projection (§3.4)
     norm_first: bool = False  # pre-LN instead of the paper's post-LN LayerNorm(x + Sublayer(x))
     positional: str = "sinusoidal"  # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
-    max_length: int = 256  # longest sequence the model accepts (learned positions' table size)
-    warmup_steps: int = 4000  # eq. 3
-    learning_rate_scale: float = 1.0  # multiplies eq. 3 (1.0 = the paper)
-    adam_beta_1: float = 0.9  # §5.3
-    adam_beta_2: float = 0.98  # §5.3
-    adam_epsilon: float = 1e-9  # §5.3
+    max_length: int = 256  # longest source the model takes (longer ones are truncated when decoding)
+    extra_positions: int = 50  # positions beyond max_length for outputs longer than their source (§6.1: + 50)
     layer_norm_epsilon: float = 1e-6  # LayerNorm epsilon (tensor2tensor's value)
-    tokens_per_batch: int = 25000  # source (and target) tokens per batch (§5.1)
-    beam_size: int = 4  # §6.1
-    length_penalty: float = 0.6  # alpha (§6.1)
-    max_extra_length: int = 50  # decode up to input length + 50 (§6.1)
-    checkpoints_to_average: int = 5  # last 5 (base) or 20 (big) checkpoints (§6.1)
-    preprocess: str | None = None  # data preprocessing before the vocabulary is learned: None or "moses_lc"
 
     PRESETS = ("tiny", "small", "base", "big", "parse", "parse_small", "m30k", "m30k_small")
 
-    # Fields that do not change what a trained weight means (regularisation, the optimiser, batches, decoding,
-    # lengths): a checkpoint's recorded config may differ from its run's in these (`architecture`).
-    RECIPE_FIELDS = ("dropout", "attention_dropout", "activation_dropout", "token_dropout", "label_smoothing",
-                     "rdrop_alpha", "max_length", "warmup_steps", "learning_rate_scale", "adam_beta_1", "adam_beta_2",
-                     "adam_epsilon", "tokens_per_batch", "beam_size", "length_penalty", "max_extra_length",
-                     "checkpoints_to_average")
+    # Fields that do not change what a trained weight means (regularisation, lengths): a checkpoint's recorded
+    # config may differ from its run's in these (`architecture`).
+    RECIPE_FIELDS = ("dropout", "attention_dropout", "activation_dropout", "token_dropout", "max_length",
+                     "extra_positions")
 
     def __post_init__(self):
         validate_field_types(self)
-        validate_recipe(self)
-        validate_positive_ints(self, ("num_layers", "d_model", "num_heads", "d_ff", "vocab_size", "warmup_steps"))
+        validate_positive_ints(self, ("num_layers", "d_model", "num_heads", "d_ff", "vocab_size", "max_length"))
         for name in ("key_dim", "value_dim"):
             if getattr(self, name) is not None:
                 validate_positive_int(name, getattr(self, name))
@@ -130,20 +100,15 @@ class TransformerConfig(ConfigIO):
                 f"d_model={self.d_model} is not divisible by num_heads={self.num_heads}; "
                 "choose sizes that divide or set key_dim and value_dim explicitly"
             )
-        for name in ("dropout", "attention_dropout", "activation_dropout", "token_dropout", "adam_beta_1",
-                     "adam_beta_2"):
+        for name in ("dropout", "attention_dropout", "activation_dropout", "token_dropout"):
             validate_fraction(name, getattr(self, name))
-        validate_rdrop_alpha(self.rdrop_alpha)
-        validate_positive_number("learning_rate_scale", self.learning_rate_scale,
-                                 hint="(it multiplies eq. 3's rate; 1.0 = the paper; a rate <= 0 does not descend)")
-        validate_positive_number("adam_epsilon", self.adam_epsilon)
+        if not isinstance(self.extra_positions, int) or self.extra_positions < 0:
+            raise ValueError(f"extra_positions={self.extra_positions!r} must be an int >= 0")
         validate_positive_number("layer_norm_epsilon", self.layer_norm_epsilon)
         if self.positional not in ("sinusoidal", "learned"):
             raise ValueError(f"positional={self.positional!r}: expected 'sinusoidal' or 'learned'")
         if self.vocab_size < 5:
             raise ValueError(f"vocab_size={self.vocab_size} leaves no room beyond the 4 reserved ids")
-        if self.preprocess is not None and self.preprocess not in PREPROCESSORS:
-            raise ValueError(f"preprocess={self.preprocess!r}: expected None or one of {list(PREPROCESSORS)}")
 
     @property
     def head_key_dim(self):
@@ -155,7 +120,7 @@ class TransformerConfig(ConfigIO):
         """d_v actually used."""
         return self.value_dim or self.d_model // self.num_heads
 
-    # Presets ------------------------------------------------------------
+    # Presets (the model part of `tfm.config.Recipe.preset`) -----------------
     @classmethod
     def base(cls, **overrides):
         """Transformer (base model), §5 and Table 3 row "base": 65M parameters."""
@@ -164,78 +129,52 @@ class TransformerConfig(ConfigIO):
     @classmethod
     def big(cls, **overrides):
         """Transformer (big), Table 3 row "big": 213M parameters."""
-        values = dict(d_model=1024, d_ff=4096, num_heads=16, dropout=0.3, checkpoints_to_average=20)
-        values.update(overrides)
-        return cls(**values)
+        return cls(**{**dict(d_model=1024, d_ff=4096, num_heads=16, dropout=0.3), **overrides})
 
     @classmethod
     def small(cls, **overrides):
         """A 3+3-layer, 256-wide model that trains on Multi30k on a CPU."""
-        values = dict(num_layers=3, d_model=256, num_heads=4, d_ff=1024, vocab_size=8000,
-                      max_length=128, warmup_steps=2000, tokens_per_batch=4096)
-        values.update(overrides)
-        return cls(**values)
+        return cls(**{**dict(num_layers=3, d_model=256, num_heads=4, d_ff=1024, vocab_size=8000, max_length=128),
+                      **overrides})
 
     @classmethod
     def parse(cls, **overrides):
         """§6.3 (Table 4), English constituency parsing, WSJ only: 4 layers, d_model 1024, a 16K vocabulary,
-        beam 21, α = 0.3, output up to input length + 300. The paper tuned attention and residual dropout
-        on section 22 without publishing the values; 0.3 / 0.1 here. A GPU-sized model."""
+        room for outputs up to input length + 300. The paper tuned attention and residual dropout on
+        section 22 without publishing the values; 0.3 / 0.1 here. A GPU-sized model."""
         values = dict(num_layers=4, d_model=1024, num_heads=16, d_ff=4096, dropout=0.3, attention_dropout=0.1,
-                      vocab_size=16000, max_length=256, max_extra_length=300, beam_size=21, length_penalty=0.3,
-                      tokens_per_batch=25000)
-        values.update(overrides)
-        return cls(**values)
+                      vocab_size=16000, max_length=256, extra_positions=300)
+        return cls(**{**values, **overrides})
 
     @classmethod
     def parse_small(cls, **overrides):
         """`parse` sized for 2 CPU cores and the 3,900-sentence Penn Treebank sample: d_model 256, a 2K
-        vocabulary, 2048-token batches (~120 updates per epoch) and a 500-step warm-up, so that a CPU budget
-        is spent past the warm-up, and pre-LN. Why these values: docs/results.md ("Measurements quoted by
-        the code", "Parsing")."""
+        vocabulary and pre-LN. Why these values: docs/results.md ("Measurements quoted by the code",
+        "Parsing")."""
         values = dict(num_layers=4, d_model=256, num_heads=4, d_ff=1024, dropout=0.3, attention_dropout=0.1,
-                      vocab_size=2000, max_length=256, max_extra_length=300, beam_size=21, length_penalty=0.3,
-                      tokens_per_batch=2048, warmup_steps=500, norm_first=True, checkpoints_to_average=5)
-        values.update(overrides)
-        return cls(**values)
+                      vocab_size=2000, max_length=256, extra_positions=300, norm_first=True)
+        return cls(**{**values, **overrides})
 
     @classmethod
     def m30k(cls, **overrides):
         """Multi30k en-de on 2 CPU cores, after Wu et al. (2021)'s text-only Transformer (fairseq):
-        4+4 layers, d_model 128, FFN 256, 4 heads, all embeddings shared, dropout 0.3, label smoothing
-        0.1, Adam (0.9, 0.98), peak rate 0.005 after 2000 warm-up steps then inverse square root
-        (`learning_rate_scale` = 0.005 * sqrt(d_model * warmup)), 4096 tokens per batch, the last 10
-        epoch checkpoints averaged, beam 5; text lowercased and Moses-tokenized first, ~10k joint
-        subwords. Differs: pre-LN (stable at this rate; the anchor is post-LN),
-        SentencePiece BPE instead of subword-nmt, length penalty GNMT alpha 1.0 (fairseq: score / length)."""
-        values = dict(num_layers=4, d_model=128, num_heads=4, d_ff=256, dropout=0.3, label_smoothing=0.1,
-                      vocab_size=10000, max_length=128, warmup_steps=2000,
-                      learning_rate_scale=round(0.005 * (128 * 2000) ** 0.5, 4), norm_first=True,
-                      tokens_per_batch=4096, beam_size=5, length_penalty=1.0, checkpoints_to_average=10,
-                      preprocess="moses_lc")
-        values.update(overrides)
-        return cls(**values)
+        4+4 layers, d_model 128, FFN 256, 4 heads, all embeddings shared, dropout 0.3, ~10k joint subwords.
+        Differs: pre-LN (stable at the recipe's rate; the anchor is post-LN)."""
+        values = dict(num_layers=4, d_model=128, num_heads=4, d_ff=256, dropout=0.3, vocab_size=10000,
+                      max_length=128, norm_first=True)
+        return cls(**{**values, **overrides})
 
     @classmethod
     def m30k_small(cls, **overrides):
         """Multi30k en-de in 90 minutes on 2 CPU cores, on the anchor's footing: the small preset (3+3
-        layers, d_model 256, FFN 1024, 4 heads, 8k joint subwords), pre-LN, dropout 0.3, a 1000-step
-        warm-up at 1.0x eq. 3 (a peak rate of 2e-3), 2048-token batches, the last 10 epoch checkpoints
-        averaged, trained like `m30k` and Wu et al. (2021) on lowercased, Moses-tokenized text. Beam 4,
-        alpha 0.6 (§6.1). Shorter batches and warm-up than `m30k` so that a CPU's update rate leaves the
-        warm-up early; the runs behind these choices are in docs/results.md."""
-        values = dict(norm_first=True, dropout=0.3, warmup_steps=1000, learning_rate_scale=1.0,
-                      tokens_per_batch=2048, checkpoints_to_average=10, preprocess="moses_lc")
-        values.update(overrides)
-        return cls.small(**values)
+        layers, d_model 256, FFN 1024, 4 heads, 8k joint subwords), pre-LN, dropout 0.3."""
+        return cls.small(**{**dict(norm_first=True, dropout=0.3), **overrides})
 
     @classmethod
     def tiny(cls, **overrides):
         """A 2+2-layer, 64-wide model for tests, notebooks in fast mode and `make demo`."""
-        values = dict(num_layers=2, d_model=64, num_heads=4, d_ff=256, vocab_size=1000,
-                      max_length=64, warmup_steps=400, tokens_per_batch=2048, dropout=0.1)
-        values.update(overrides)
-        return cls(**values)
+        values = dict(num_layers=2, d_model=64, num_heads=4, d_ff=256, vocab_size=1000, max_length=64, dropout=0.1)
+        return cls(**{**values, **overrides})
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -254,10 +193,9 @@ class Seq2SeqConfig(ConfigIO):
             encoder and decoder (V, E, U; "lstm" or "gru").
         attention, score, attention_units, input_feeding: None (Sutskever / Cho), "bahdanau" or "luong",
             the score function and its width (None = the attention's default), Luong's input feeding.
-        max_length, tokens_per_batch, learning_rate, clipnorm, label_smoothing: data and training
-            (Adam at a constant rate with gradient clipping).
-        beam_size, length_penalty, max_extra_length, checkpoints_to_average: decoding, as the
-            Transformer's (§6.1).
+
+    The architecture only, as `TransformerConfig`: how a baseline trains (Adam at a constant rate with
+    gradient clipping) is its `Recipe`'s `TrainingConfig` (`tfm.config.Recipe.preset("bahdanau")`).
 
     Example:
         >>> config = Seq2SeqConfig.bahdanau()
@@ -282,27 +220,12 @@ class Seq2SeqConfig(ConfigIO):
     score: str | None = None  # attention score; None = "additive" (Bahdanau) or "general" (Luong)
     attention_units: int | None = None  # additive score MLP width; None = units
     input_feeding: bool = False  # Luong's input feeding (only with attention="luong")
-    # Data, training and decoding (the same fields as TransformerConfig's, so every model has one home).
-    max_length: int = 128  # pairs longer than this many subwords are dropped when training
-    tokens_per_batch: int = 4096  # source (and target) tokens per batch
-    learning_rate: float = 1e-3  # Adam with a constant rate (Sutskever et al. used SGD, Bahdanau et al. Adadelta)
-    clipnorm: float | None = 1.0  # gradient clipping by global norm (RNNs need it)
-    label_smoothing: float = 0.1  # the Transformer's eps_ls, so the baselines compare like for like
-    beam_size: int = 4  # §6.1's decoding, applied to the baselines too
-    length_penalty: float = 0.6
-    max_extra_length: int = 50
-    checkpoints_to_average: int = 5
 
     # Fields that do not change what a trained weight means (see TransformerConfig.RECIPE_FIELDS).
-    RECIPE_FIELDS = ("dropout", "max_length", "tokens_per_batch", "learning_rate", "clipnorm", "label_smoothing",
-                     "beam_size", "length_penalty", "max_extra_length", "checkpoints_to_average")
+    RECIPE_FIELDS = ("dropout",)
 
     def __post_init__(self):
         validate_field_types(self)
-        validate_recipe(self)
-        validate_positive_number("learning_rate", self.learning_rate)
-        if self.clipnorm is not None:
-            validate_positive_number("clipnorm", self.clipnorm, hint="(or None: no clipping)")
         validate_positive_ints(self, ("vocab_size", "embedding_dim", "units"))
         if self.vocab_size < 5:
             raise ValueError(f"vocab_size={self.vocab_size} leaves no room beyond the 4 reserved ids")
@@ -364,11 +287,7 @@ class Seq2SeqConfig(ConfigIO):
 
     @classmethod
     def tiny(cls, **overrides):
-        """A small Bahdanau model for tests, notebooks in fast mode and synthetic tasks.
-
-        Its data settings are the tiny Transformer's (1000 subwords, 64-token pairs,
-        2048-token batches), so `tfm train --model bahdanau --preset tiny` and
-        `train(Seq2SeqConfig.tiny())` are the same run."""
-        values = dict(vocab_size=1000, embedding_dim=32, units=64, attention="bahdanau", max_length=64,
-                      tokens_per_batch=2048)
+        """A small Bahdanau model for tests, notebooks in fast mode and synthetic tasks (1000 subwords, the
+        tiny Transformer's vocabulary: `Recipe.preset("tiny", model="bahdanau")` trains it on the tiny recipe)."""
+        values = dict(vocab_size=1000, embedding_dim=32, units=64, attention="bahdanau")
         return cls(**{**values, **overrides})

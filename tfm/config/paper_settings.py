@@ -1,6 +1,6 @@
 """The paper's settings, written once: the reference `tfm.config.fidelity` sets the package's values beside.
 
-`PAPER_MODEL` (TransformerConfig fields, base and big), `PAPER_TRAINING` (TrainingConfig fields),
+`PAPER_MODEL` (the base and big recipes' fields), `PAPER_TRAINING` (the other TrainingConfig fields),
 `PAPER_FUNCTION_DEFAULTS` (defaults of functions, read from their source), `PAPER_CONVENTIONS`, and the
 package's side of the story: `DIFFERENCES` (why a value differs, keyed by the value it explains) and `NOTES`
 (where the paper is silent). `NOT_IN_PAPER` marks a setting the paper does not give. Plain data, no imports.
@@ -20,7 +20,8 @@ class _NotInPaper:
 NOT_IN_PAPER = _NotInPaper()  # the paper value of a setting the paper does not give
 
 # The paper's values (the reference) ---------------------------------------------------------------
-# TransformerConfig field -> (section, base, big). head_key_dim / head_value_dim are the d_k / d_v in use.
+# Field of the base / big Recipe (any part; `Recipe.part_of` finds it) -> (section, base, big). head_key_dim /
+# head_value_dim are the d_k / d_v in use.
 PAPER_MODEL = {
     "num_layers": ("§3.1, Table 3", 6, 6),
     "d_model": ("§3.1, Table 3", 512, 1024),
@@ -39,6 +40,7 @@ PAPER_MODEL = {
     "norm_first": ("§3.1", False, False),  # LayerNorm(x + Sublayer(x)): post-LN
     "positional": ("§3.5, Table 3 (E)", "sinusoidal", "sinusoidal"),
     "max_length": ("§5.1", NOT_IN_PAPER, NOT_IN_PAPER),
+    "extra_positions": ("§6.1", 50, 50),  # room for "input length + 50" outputs
     "warmup_steps": ("§5.3, eq. 3", 4000, 4000),
     "learning_rate_scale": ("§5.3, eq. 3", 1.0, 1.0),  # eq. 3 as written, no extra factor
     "adam_beta_1": ("§5.3", 0.9, 0.9),
@@ -51,15 +53,17 @@ PAPER_MODEL = {
     "max_extra_length": ("§6.1", 50, 50),  # "maximum output length during inference to input length + 50"
     "checkpoints_to_average": ("§6.1", 5, 20),  # "averaging the last 5 checkpoints" / "the last 20"
     "preprocess": ("§5.1", NOT_IN_PAPER, NOT_IN_PAPER),
+    "subwords": ("§5.1", 37000, 37000),
+    "max_pair_length": ("§5.1", NOT_IN_PAPER, NOT_IN_PAPER),
 }
 
-# TrainingConfig field -> (section, paper value).
+# TrainingConfig field not in PAPER_MODEL -> (section, paper value): `TrainingConfig()`'s defaults.
 PAPER_TRAINING = {
     "seed": ("§5", NOT_IN_PAPER),
-    "keep_checkpoints": ("§6.1", 5),  # base averages the last 5 (big: 20, from the model config when training)
-    "label_smoothing": ("§5.4", 0.1),
-    "rdrop_alpha": ("§5.4", NOT_IN_PAPER),
-    "strategy": ("§5.2", "synchronous data parallel, 8 GPUs"),
+    "learning_rate": ("§5.3, eq. 3", None),  # None: eq. 3's schedule, not a constant rate
+    "clipnorm": ("§5.3", None),  # no gradient clipping
+    "validation": ("§6", NOT_IN_PAPER),
+    "keep_checkpoints": ("§6.1", NOT_IN_PAPER),
     "mixed_precision": ("§5.2", NOT_IN_PAPER),
     "xla": ("§5.2", NOT_IN_PAPER),
     "steps_per_epoch": ("§6.1", "a checkpoint every 10 minutes"),
@@ -133,11 +137,6 @@ DIFFERENCES = {
         "a checkpoint is written per epoch (one pass over the data, or `--steps-per-epoch` steps), not per "
         "10 minutes of wall-clock time, so that the averaged checkpoints do not depend on the hardware's speed. "
         "Notebook 09's commands use 1000 steps (the paper's 10 minutes were about 1500 base steps)."),
-    ("training", "strategy"): (
-        "auto",
-        "`auto` is MirroredStrategy (synchronous data parallel over every GPU, as in the paper) when more than "
-        "one GPU is visible, else the default strategy; `tokens_per_batch` is the global budget, split "
-        "between the replicas."),
 }
 
 # Notes on rows that are the same or that the paper does not give: (group, setting) -> note.
@@ -152,12 +151,14 @@ NOTES = {
     ("model", "token_dropout"): "Word dropout (Sennrich et al., 2016): source and target input tokens replaced by "
                                 "UNK while training, the labels kept; a regulariser from after the paper.",
     ("model", "rdrop_alpha"): "R-Drop (Liang et al., 2021), a regulariser from after the paper, for small "
-                              "corpora: each batch twice, a KL term between the two dropout passes. 0 = off.",
-    ("training", "rdrop_alpha"): "Copied from the model config; above 0 every training batch holds each pair "
-                                 "twice (twice the compute per step).",
+                              "corpora: each batch twice (twice the compute per step), a KL term between the two "
+                              "dropout passes. 0 = off.",
     ("model", "vocab_size"): "EN-DE; \"about\" 37000. EN-FR used a 32000 word-piece vocabulary.",
-    ("model", "max_length"): "Longest sequence the model takes (positions); training drops longer pairs. "
-                             "The paper gives no limit.",
+    ("model", "max_length"): "Longest source the model takes (positions). The paper gives no limit.",
+    ("model", "extra_positions"): "The model's positions beyond `max_length`, for outputs longer than their "
+                                  "source: room for §6.1's output limit (`max_extra_length`).",
+    ("model", "max_pair_length"): "Training drops longer pairs. The paper gives no limit.",
+    ("model", "subwords"): "The subwords the tokenizer learns; the model's `vocab_size` is then the tokenizer's.",
     ("model", "learning_rate_scale"): "A factor on eq. 3 for the small recipes (m30k); 1.0 is eq. 3 as written.",
     ("model", "layer_norm_epsilon"): "tensor2tensor's value (Keras' default is 1e-3).",
     ("model", "adam_epsilon"): "Keras adds ε to sqrt(v) after the bias correction folded into the step size "
@@ -169,8 +170,11 @@ NOTES = {
                              "the Multi30k recipe.",
     ("model", "checkpoints_to_average"): "`tfm average --last N`; training keeps this many by default.",
     ("training", "seed"): "Weights, dropout and shuffling; resumed runs derive new streams from it.",
-    ("training", "keep_checkpoints"): "Base's 5; a run takes the model config's `checkpoints_to_average` "
-                                      "(20 for big).",
+    ("training", "keep_checkpoints"): "None: as many as the recipe averages (`checkpoints_to_average`: 5 base, 20 "
+                                      "big), set when a run starts.",
+    ("training", "learning_rate"): "None: eq. 3's schedule; the RNN baselines' recipes train at a constant 1e-3.",
+    ("training", "clipnorm"): "None: no clipping; the RNN baselines' recipes clip at 1.",
+    ("training", "validation"): "The validation split's loss and accuracy after each epoch.",
     ("training", "mixed_precision"): "`--mixed-precision`: mixed_float16 on GPUs, mixed_bfloat16 on CPUs.",
     ("training", "xla"): "`--xla` compiles the train step.",
     ("training", "exclude_pad_from_smoothing"): "False: the padding id gets its ε/(V-1) share of the target "

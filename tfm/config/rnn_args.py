@@ -6,7 +6,7 @@
 - `resolve_attention_args`: the attention (`ATTENTIONS`: none, Bahdanau or Luong) and the paper's defaults for its
   score (`DEFAULT_SCORES`) and width.
 
-Here, not in the layers, so a `Seq2SeqConfig` is checked without TensorFlow. `tfm.config.rules` re-exports these.
+Here, not in the layers, so a `Seq2SeqConfig` is checked without TensorFlow.
 """
 
 from tfm.config.validation import validate_fraction
@@ -15,7 +15,7 @@ CELLS = ("lstm", "gru")
 
 
 def validate_rnn_args(cell, num_layers, dropout):
-    """Validate the arguments shared by `RNNEncoder` and `RNNDecoder`.
+    """`(cell, num_layers, dropout)` checked: the arguments shared by `RNNEncoder` and `RNNDecoder`.
 
     Args:
         cell: str. "lstm" or "gru".
@@ -24,6 +24,7 @@ def validate_rnn_args(cell, num_layers, dropout):
 
     Example:
         >>> validate_rnn_args("gru", 2, 0.1)
+        ('gru', 2, 0.1)
         >>> validate_rnn_args("rnn", 1, 0.0)
         Traceback (most recent call last):
         ...
@@ -33,7 +34,7 @@ def validate_rnn_args(cell, num_layers, dropout):
         raise ValueError(f"cell={cell!r}: expected one of {list(CELLS)}")
     if not isinstance(num_layers, int) or isinstance(num_layers, bool) or num_layers < 1:
         raise ValueError(f"num_layers={num_layers!r} must be an int >= 1")
-    validate_fraction("dropout", dropout)
+    return cell, num_layers, validate_fraction("dropout", dropout)
 
 
 SCORES = ("cosine", "additive", "dot", "general", "scaled_dot")
@@ -42,7 +43,7 @@ SAME_WIDTH_SCORES = ("cosine", "dot", "scaled_dot")
 
 
 def validate_score(score, units=None):
-    """Validate a `score` name and its `units`; raise `ValueError` naming the bad value.
+    """`(score, units)` checked: a score name and its width; `ValueError` names a bad value.
 
     Args:
         score: str. One of `SCORES`.
@@ -50,6 +51,7 @@ def validate_score(score, units=None):
 
     Example:
         >>> validate_score("additive", units=16)
+        ('additive', 16)
         >>> validate_score("dot", units=16)
         Traceback (most recent call last):
         ...
@@ -62,6 +64,7 @@ def validate_score(score, units=None):
             raise ValueError(f"score='additive' needs units (a positive int), got units={units!r}")
     elif units is not None:
         raise ValueError(f"units={units!r} is only used by score='additive', not score={score!r}")
+    return score, units
 
 
 ATTENTIONS = (None, "bahdanau", "luong")

@@ -2,51 +2,20 @@
 
 - `ConfigIO`: `preset(name)`, `to_dict` / `from_dict`, `to_json` / `from_json` for the config dataclasses
   of `tfm.config`.
-- `parse_overrides` / `apply_overrides`: `--set FIELD=VALUE` onto any config dataclass, typed by its fields.
+- `parse_overrides`: `--set FIELD=VALUE` typed by a config dataclass's fields (`tfm.config.recipe.apply_overrides`
+  applies them to a config or a `Recipe`).
 
-The value checks (`validate_number`, `validate_fraction`, ..., `validate_recipe`) live in `tfm.config.validation`
-and the RNN baselines' argument rules (`validate_rnn_args`, `validate_score`, `resolve_attention_args`) in
-`tfm.config.rnn_args`; both are re-exported here (tfm's modules import them from `tfm.config.rules`).
+The value checks (`validate_number`, `validate_fraction`, ...) live in `tfm.config.validation`, the RNN
+baselines' argument rules (`validate_rnn_args`, `validate_score`, `resolve_attention_args`) in
+`tfm.config.rnn_args`.
 
-No TensorFlow here (the CLI reads configs without starting it). `tfm.config` re-exports `ConfigIO`, the
-overrides and the value checks.
+No TensorFlow here (the CLI reads configs without starting it).
 """
 
 import dataclasses
 import difflib
 import json
 import typing
-
-# Re-exported: the value checks and the RNN argument rules lived in this module before it was split, and tfm's
-# modules (and users' code) import them as `from tfm.config.rules import ...`.
-from tfm.config.rnn_args import (  # noqa: F401
-    ATTENTIONS,
-    CELLS,
-    DEFAULT_SCORES,
-    SAME_WIDTH_SCORES,
-    SCORES,
-    resolve_attention_args,
-    validate_rnn_args,
-    validate_score,
-)
-from tfm.config.validation import (  # noqa: F401
-    FLOAT32_MAX,
-    FLOAT32_TINY,
-    INT32_MAX,
-    MAX_LENGTH_PENALTY,
-    MAX_SEED,
-    PREPROCESSORS,
-    validate_field_types,
-    validate_fraction,
-    validate_length_penalty,
-    validate_number,
-    validate_positive_int,
-    validate_positive_ints,
-    validate_positive_number,
-    validate_rdrop_alpha,
-    validate_recipe,
-    validate_seed,
-)
 
 
 class ConfigIO:
@@ -240,18 +209,3 @@ def parse_overrides(cls, assignments):
             raise ValueError(f"--set {item!r}: {cls.__name__} has no field {name!r}{hint}; fields: {', '.join(names)}")
         values[name] = _convert(cls.__name__, name, types[name], text)
     return values
-
-
-def apply_overrides(config, assignments):
-    """`dataclasses.replace(config, **parse_overrides(type(config), assignments))`; the config validates.
-
-    Args:
-        config: a config dataclass instance.
-        assignments: iterable of "FIELD=VALUE" strings, or None.
-
-    Example:
-        >>> from tfm.config import TransformerConfig
-        >>> apply_overrides(TransformerConfig.base(), ["num_heads=16", "d_model=1024"]).head_key_dim
-        64
-    """
-    return dataclasses.replace(config, **parse_overrides(type(config), assignments))

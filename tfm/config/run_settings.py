@@ -1,17 +1,20 @@
-"""A run's settings besides its model: `DataConfig` (which corpus, how it is batched) and `TrainingConfig` (how
-it trains), saved as `data` and `training` in the run's config.json. Re-exported by `tfm.config` and
-`tfm.config.configs`. No TensorFlow here.
+"""A recipe's parts besides its model: `DataConfig` (which corpus, how it is prepared), `TrainingConfig` (§5: how a
+run trains) and `DecodingConfig` (§6.1: how it translates). A `tfm.config.Recipe` holds them with the model's config;
+a run's config.json stores them as its `data`, `training` and `decoding` sections. No TensorFlow here.
 """
 
 import dataclasses
 
-from tfm.config.rules import (
+from tfm.config.rules import ConfigIO
+from tfm.config.validation import (
+    INT32_MAX,
     PREPROCESSORS,
-    ConfigIO,
     validate_field_types,
     validate_fraction,
+    validate_length_penalty,
     validate_positive_int,
     validate_positive_ints,
+    validate_positive_number,
     validate_rdrop_alpha,
     validate_seed,
 )
@@ -19,30 +22,27 @@ from tfm.config.rules import (
 
 @dataclasses.dataclass(frozen=True)
 class DataConfig(ConfigIO):
-    """Which corpus a run trains on and how it is batched (a run's config.json `data`).
-
-    `train` fills the sizes from the model config unless given: `max_length` and
-    `tokens_per_batch` (§5.1), `vocab_size` (the subword vocabulary to learn).
+    """Which corpus a run trains on and how its text is prepared (a run's config.json `data`).
 
     Args:
         dataset: a name of `tfm.data.load_dataset` ("numbers", "multi30k", "files", ...).
         source_lang, target_lang: the direction; None = the corpus' default.
         data_dir: download and cache folder; None = `$TFM_DATA_DIR`, else `data/cache`.
         source_file, target_file: the two files of dataset "files".
-        max_length: int. Pairs with more subwords on either side (START / END counted) are dropped.
-        tokens_per_batch: int. Token budget per side of a batch (§5.1).
-        vocab_size: int. Subwords to learn (capped at what the text allows).
         preprocess: None or "moses_lc" (`tfm.data.preprocess`).
+        subwords: int. Subwords to learn (capped at what the text allows; the model's `vocab_size` is then the
+            tokenizer's).
+        max_pair_length: int. Pairs with more subwords on either side (START / END counted) are dropped.
         train_sentences: int or None. Train on the first N pairs only (learning curves).
 
     Example:
-        >>> data = DataConfig(dataset="multi30k", source_lang="en", target_lang="de", vocab_size=8000)
+        >>> data = DataConfig(dataset="multi30k", source_lang="en", target_lang="de", subwords=8000)
         >>> DataConfig.from_dict(data.to_dict()) == data
         True
-        >>> DataConfig(max_length=128, tokens_per_batch=64)
+        >>> DataConfig(max_pair_length=1)
         Traceback (most recent call last):
         ...
-        ValueError: tokens_per_batch=64 is smaller than max_length=128: the longest pairs would not fit in a batch
+        ValueError: max_pair_length=1: need at least 2 (one subword + START/END); use --max-length 2 or more
     """
 
     dataset: str = "numbers"  # a name of tfm.data.load_dataset
@@ -51,26 +51,24 @@ class DataConfig(ConfigIO):
     data_dir: str | None = None  # download/cache folder (absolute), None = $TFM_DATA_DIR or data/cache
     source_file: str | None = None  # dataset "files": source side (absolute path)
     target_file: str | None = None  # dataset "files": target side (absolute path)
-    max_length: int = 64  # pairs longer than this many subwords (either side) are dropped
-    tokens_per_batch: int = 2048  # token budget per side per batch (§5.1: ~25000 for base)
-    vocab_size: int = 1000  # subwords to learn (capped at what the text allows)
     preprocess: str | None = None  # "moses_lc": lowercase + Moses-tokenize both sides first (tfm.data.preprocess)
+    subwords: int = 1000  # subwords to learn (§5.1: ~37000 for WMT EN-DE; capped at what the text allows)
+    max_pair_length: int = 64  # pairs longer than this many subwords (either side) are dropped
     train_sentences: int | None = None  # the first N training pairs only (learning curves); None = all
 
     def __post_init__(self):
         validate_field_types(self)
         if self.preprocess is not None and self.preprocess not in PREPROCESSORS:
             raise ValueError(f"preprocess={self.preprocess!r}: expected None or one of {list(PREPROCESSORS)}")
-        validate_positive_ints(self, ("max_length", "tokens_per_batch", "vocab_size"))
+        validate_positive_ints(self, ("max_pair_length", "subwords"))
+        if self.subwords < 5:
+            raise ValueError(f"subwords={self.subwords} leaves no room beyond the 4 reserved ids")
         if self.train_sentences is not None and self.train_sentences < 1:
             raise ValueError(f"train_sentences={self.train_sentences!r}: expected a positive number of training "
                              "pairs, or None for all of them")
-        if self.max_length < 2:
-            raise ValueError(f"max_length={self.max_length}: need at least 2 (one subword + START/END); "
+        if self.max_pair_length < 2:
+            raise ValueError(f"max_pair_length={self.max_pair_length}: need at least 2 (one subword + START/END); "
                              "use --max-length 2 or more")
-        if self.tokens_per_batch < self.max_length:
-            raise ValueError(f"tokens_per_batch={self.tokens_per_batch} is smaller than max_length={self.max_length}: "
-                             "the longest pairs would not fit in a batch")
         if self.dataset == "files" and not (self.source_file and self.target_file):
             raise ValueError("dataset='files' needs source_file and target_file (--source-file, --target-file)")
         if self.dataset != "files" and (self.source_file or self.target_file):
@@ -83,21 +81,27 @@ class DataConfig(ConfigIO):
 
 @dataclasses.dataclass(frozen=True)
 class TrainingConfig(ConfigIO):
-    """How a run trains (a run's config.json `training`); may change when a run is resumed.
+    """How a run trains (§5; a run's config.json `training`). The defaults are the paper's base recipe.
 
     Args:
         seed: int. Weights, dropout and shuffling; a resumed run derives its streams from it and its epoch.
-        keep_checkpoints: int. Epoch checkpoints kept for averaging (§6.1).
-        label_smoothing: float. eps_ls (§5.4), copied from the model config by `train`.
-        rdrop_alpha: float. R-Drop's KL weight, copied from the model config (0 = off).
-        strategy: str. The `tf.distribute` strategy ("auto", or the class name once resolved).
-        mixed_precision: bool. mixed_bfloat16 on CPU, mixed_float16 on GPU.
-        xla: bool. Compile the train step with XLA.
+        warmup_steps, learning_rate_scale: eq. 3's warm-up and a factor on its rate (§5.3).
+        learning_rate: None (eq. 3's schedule) or a constant rate (the RNN baselines' Adam at 1e-3).
+        adam_beta_1, adam_beta_2, adam_epsilon: Adam (§5.3).
+        clipnorm: None or the gradients' largest global norm (the RNN baselines clip at 1).
+        label_smoothing: eps_ls (§5.4). rdrop_alpha: R-Drop's KL weight (0 = off; not in the paper).
+        tokens_per_batch: int. Token budget per side of a batch, padding included (§5.1).
+        keep_checkpoints: int or None. Epoch checkpoints kept (for averaging, §6.1); None = as many as the
+            recipe averages (`DecodingConfig.checkpoints_to_average`), set when `train` starts.
+        mixed_precision: bool. mixed_bfloat16 on CPU, mixed_float16 on GPU. xla: bool. Compile the train step.
         steps_per_epoch: int or None. Batches per epoch; None = one pass over the training split.
+        validation: bool. Evaluate on the validation split after each epoch (not for "files", which has none).
 
     Example:
         >>> TrainingConfig(seed=1, steps_per_epoch=100).to_dict()["steps_per_epoch"]
         100
+        >>> TrainingConfig().warmup_steps, TrainingConfig().tokens_per_batch   # §5.1, §5.3
+        (4000, 25000)
         >>> TrainingConfig(keep_checkpoints=0)
         Traceback (most recent call last):
         ...
@@ -105,26 +109,71 @@ class TrainingConfig(ConfigIO):
     """
 
     seed: int = 0  # weights, dropout, shuffling; a resumed run derives its streams from it and its epoch
-    keep_checkpoints: int = 5  # epoch checkpoints kept (default: the model config's checkpoints_to_average)
-    label_smoothing: float = 0.1  # eps_ls (§5.4), from the model config
-    rdrop_alpha: float = 0.0  # R-Drop's KL weight, from the model config (0 = off; batches hold each pair twice)
-    strategy: str = "auto"  # tf.distribute strategy used (class name once resolved)
+    warmup_steps: int = 4000  # eq. 3
+    learning_rate_scale: float = 1.0  # multiplies eq. 3 (1.0 = the paper)
+    learning_rate: float | None = None  # None = eq. 3's schedule; a number = Adam at that constant rate
+    adam_beta_1: float = 0.9  # §5.3
+    adam_beta_2: float = 0.98  # §5.3
+    adam_epsilon: float = 1e-9  # §5.3
+    clipnorm: float | None = None  # gradient clipping by global norm (the RNN baselines need it); None = none
+    label_smoothing: float = 0.1  # eps_ls (§5.4)
+    rdrop_alpha: float = 0.0  # R-Drop's KL weight (Liang et al., 2021; not in the paper): 0 = off
+    tokens_per_batch: int = 25000  # source (and target) tokens per batch (§5.1)
+    keep_checkpoints: int | None = None  # epoch checkpoints kept; None = as many as the recipe averages (§6.1)
     mixed_precision: bool = False  # mixed_bfloat16 on CPU, mixed_float16 on GPU
     xla: bool = False  # jit_compile the train step
     steps_per_epoch: int | None = None  # None = one pass over the training split
+    validation: bool = True  # evaluate on the validation split after each epoch
 
     def __post_init__(self):
         validate_field_types(self)
-        if self.keep_checkpoints < 1:
+        if self.keep_checkpoints is not None and self.keep_checkpoints < 1:
             raise ValueError(f"keep_checkpoints={self.keep_checkpoints!r}: keep at least 1 checkpoint")
         if self.steps_per_epoch is not None and self.steps_per_epoch < 1:
             raise ValueError(f"steps_per_epoch={self.steps_per_epoch!r}: expected a positive number or None")
-        for name in ("keep_checkpoints", "steps_per_epoch"):
+        for name in ("keep_checkpoints", "steps_per_epoch", "warmup_steps", "tokens_per_batch"):
             if getattr(self, name) is not None:
                 validate_positive_int(name, getattr(self, name))
         validate_seed(self.seed)
-        validate_fraction("label_smoothing", self.label_smoothing)
+        for name in ("label_smoothing", "adam_beta_1", "adam_beta_2"):
+            validate_fraction(name, getattr(self, name))
         validate_rdrop_alpha(self.rdrop_alpha)
+        validate_positive_number("learning_rate_scale", self.learning_rate_scale,
+                                 hint="(it multiplies eq. 3's rate; 1.0 = the paper; a rate <= 0 does not descend)")
+        validate_positive_number("adam_epsilon", self.adam_epsilon)
+        if self.learning_rate is not None:
+            validate_positive_number("learning_rate", self.learning_rate, hint="(or None: eq. 3's schedule)")
+        if self.clipnorm is not None:
+            validate_positive_number("clipnorm", self.clipnorm, hint="(or None: no clipping)")
 
 
-# The RNN baselines' config -------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class DecodingConfig(ConfigIO):
+    """How a run translates (§6.1; a run's config.json `decoding`). The defaults are the paper's.
+
+    Args:
+        beam_size: int. Hypotheses kept per sentence (1 = greedy).
+        length_penalty: float. GNMT's α in `((5 + |Y|) / 6)^α`, in [0, 10].
+        max_extra_length: int >= 0. Outputs stop at input length + this.
+        checkpoints_to_average: int. The last N epoch checkpoints `tfm average` averages (base 5, big 20).
+
+    Example:
+        >>> DecodingConfig().beam_size, DecodingConfig().length_penalty
+        (4, 0.6)
+        >>> DecodingConfig(max_extra_length=-1)
+        Traceback (most recent call last):
+        ...
+        ValueError: max_extra_length=-1 must be an int >= 0
+    """
+
+    beam_size: int = 4  # §6.1
+    length_penalty: float = 0.6  # alpha (§6.1)
+    max_extra_length: int = 50  # decode up to input length + 50 (§6.1)
+    checkpoints_to_average: int = 5  # last 5 (base) or 20 (big) checkpoints (§6.1)
+
+    def __post_init__(self):
+        validate_field_types(self)
+        validate_positive_ints(self, ("beam_size", "checkpoints_to_average"))
+        if not 0 <= self.max_extra_length <= INT32_MAX:
+            raise ValueError(f"max_extra_length={self.max_extra_length!r} must be an int >= 0")
+        validate_length_penalty(self.length_penalty)

@@ -5,13 +5,11 @@
   shared by the configs (so the Python API, `--set` and a run's config.json), the CLI's argument types and the
   functions that take the same values (decoding, export). A number is finite and in float32's range (it becomes
   a float32 tensor), an int in int32's.
-- `validate_field_types`, `validate_recipe`: a whole config, its fields' types, and the data, training and
-  decoding fields both model configs carry.
+- `validate_field_types`: every field of a config is of its type.
 - The limits they check against (`FLOAT32_MAX`, `INT32_MAX`, `MAX_SEED`, `MAX_LENGTH_PENALTY`, ...) and the names
   `DataConfig.preprocess` takes (`PREPROCESSORS`).
 
-No TensorFlow here (the CLI checks its flags without starting it). `tfm.config.rules` and `tfm.config` re-export
-these.
+No TensorFlow here (the CLI checks its flags without starting it). `tfm.config` exports these.
 """
 
 import dataclasses
@@ -142,7 +140,7 @@ def validate_positive_int(name, value):
 
 
 def validate_positive_ints(config, names):
-    """Raises ValueError naming the first of `names` whose value in `config` is not a positive int
+    """`config`, or ValueError naming the first of `names` whose value in it is not a positive int
     (`validate_positive_int`).
 
     Args:
@@ -152,7 +150,8 @@ def validate_positive_ints(config, names):
     Example:
         >>> from tfm.config import TransformerConfig
         >>> import types
-        >>> validate_positive_ints(TransformerConfig.tiny(), ("num_layers", "d_model"))   # nothing to say
+        >>> validate_positive_ints(TransformerConfig.tiny(), ("num_layers", "d_model")).d_model   # the config
+        64
         >>> validate_positive_ints(types.SimpleNamespace(units=0), ("units",))
         Traceback (most recent call last):
         ...
@@ -160,6 +159,7 @@ def validate_positive_ints(config, names):
     """
     for name in names:
         validate_positive_int(name, getattr(config, name))
+    return config
 
 
 def validate_seed(seed):
@@ -180,7 +180,7 @@ def validate_seed(seed):
 
 
 def validate_field_types(config):
-    """Raises ValueError naming the first field of a config dataclass whose value is not of the field's type.
+    """`config`, or ValueError naming the first field of the config dataclass whose value is not of its type.
 
     A bool field takes only True / False (the string "false" of a hand-edited config.json would read as
     true), an int field only an int, a float field an int or a float, a str field a str; an optional field
@@ -191,7 +191,8 @@ def validate_field_types(config):
 
     Example:
         >>> from tfm.config import TransformerConfig
-        >>> validate_field_types(TransformerConfig.tiny())   # nothing to say
+        >>> validate_field_types(TransformerConfig.tiny()).d_model   # the config
+        64
         >>> TransformerConfig.tiny(norm_first="false")
         Traceback (most recent call last):
         ...
@@ -218,36 +219,7 @@ def validate_field_types(config):
             continue
         if not ok:
             raise ValueError(f"{name}={value!r} must be {kinds[kind]}{' or None' if type(None) in allowed else ''}")
-
-
-def validate_recipe(config):
-    """Validates the data, training and decoding fields both model configs carry.
-
-    `max_length`, `tokens_per_batch`, `label_smoothing`, `beam_size`,
-    `length_penalty` (α), `max_extra_length` and `checkpoints_to_average`.
-
-    Args:
-        config: a `TransformerConfig` or `Seq2SeqConfig` (anything with those fields).
-
-    Raises:
-        ValueError: naming the field and its bad value.
-
-    Example:
-        >>> import types
-        >>> recipe = dict(max_length=64, tokens_per_batch=2048, beam_size=4, checkpoints_to_average=5,
-        ...               max_extra_length=50, label_smoothing=0.1, length_penalty=0.6)
-        >>> validate_recipe(types.SimpleNamespace(**recipe))
-        >>> validate_recipe(types.SimpleNamespace(**{**recipe, "label_smoothing": 1.0}))
-        Traceback (most recent call last):
-        ...
-        ValueError: label_smoothing=1.0 must be in [0, 1)
-    """
-    validate_positive_ints(config, ("max_length", "tokens_per_batch", "beam_size", "checkpoints_to_average"))
-    if (not isinstance(config.max_extra_length, int) or isinstance(config.max_extra_length, bool)
-            or not 0 <= config.max_extra_length <= INT32_MAX):
-        raise ValueError(f"max_extra_length={config.max_extra_length!r} must be an int >= 0")
-    validate_fraction("label_smoothing", config.label_smoothing)
-    validate_length_penalty(config.length_penalty)
+    return config
 
 
 def validate_rdrop_alpha(alpha):

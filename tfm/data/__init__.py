@@ -42,22 +42,16 @@ from tfm.data.text_files import (
     read_parallel_files,
 )
 from tfm.data.tfds_translate import TFDS_NAMES, load_tfds_translate
-from tfm.special_tokens import END_ID, PAD_ID, RESERVED_TOKENS, START_ID, UNK_ID
 
 __all__ = [
     "CorpusSummary",
     "DATASET_NAMES",
-    "END_ID",
     "GENERATED_TASKS",
     "LengthReport",
     "PARSING_TASKS",
-    "PAD_ID",
-    "RESERVED_TOKENS",
     "SPLITS",
-    "START_ID",
     "SubwordTokenizer",
     "TFDS_NAMES",
-    "UNK_ID",
     "bucket_batch_sizes",
     "bucket_boundaries",
     "bucket_by_token_budget",

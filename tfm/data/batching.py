@@ -122,8 +122,22 @@ def _keep(max_length):
     return keep
 
 
-def _teacher_forcing(source, target):
-    """(S,), (n,) -> ((S,), (n+1,)), (n+1,): target_in = START + y, target_out = y + END."""
+def teacher_forcing(source, target):
+    """One pair as the model trains on it (§3: the decoder reads the target shifted right):
+    `target_in = START + y`, `target_out = y + END`.
+
+    Args:
+        source: int `(S,)`, the source ids.
+        target: int `(n,)`, the target ids (no START / END).
+
+    Returns:
+        `((source, target_in), target_out)`: `(S,)`, `(n + 1,)` and `(n + 1,)`.
+
+    Example:
+        >>> (source, target_in), target_out = teacher_forcing(tf.constant([5, 6]), tf.constant([7, 8]))
+        >>> target_in.numpy().tolist(), target_out.numpy().tolist()   # START = 2, END = 3
+        ([2, 7, 8], [7, 8, 3])
+    """
     target_in = tf.concat([[START_ID], target], axis=0)
     target_out = tf.concat([target, [END_ID]], axis=0)
     return (source, target_in), target_out
@@ -140,7 +154,7 @@ def _check(max_length, **positive):
 def _prepare(pairs, tokenizer, max_length, shuffle, shuffle_buffer, seed, cache):
     """Tokenize, drop pairs that do not fit, add START/END, then cache and shuffle."""
     dataset = tokenize_pairs(pairs, tokenizer).filter(_keep(max_length))
-    dataset = dataset.map(_teacher_forcing, num_parallel_calls=tf.data.AUTOTUNE)
+    dataset = dataset.map(teacher_forcing, num_parallel_calls=tf.data.AUTOTUNE)
     if cache:
         # Cache ids, not text: later epochs skip tokenization. A str caches to that file.
         dataset = dataset.cache() if cache is True else dataset.cache(cache)

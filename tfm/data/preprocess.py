@@ -15,7 +15,7 @@ A model trained this way writes lowercased, tokenized text; `detokenize` gives r
 
 import functools
 
-from tfm.config.rules import PREPROCESSORS
+from tfm.config.validation import PREPROCESSORS
 
 
 def validate_preprocess(method):

@@ -1,4 +1,4 @@
-"""Split names shared by every loader and `tfm.decoding.evaluation`: "train", "validation", "test" (and aliases)."""
+"""Split names shared by every loader and `tfm.decoding.bleu`: "train", "validation", "test" (and aliases)."""
 
 SPLITS = ("train", "validation", "test")
 SPLIT_ALIASES = {"val": "validation", "valid": "validation", "dev": "validation"}

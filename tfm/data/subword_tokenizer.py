@@ -31,7 +31,7 @@ from tfm.special_tokens import END, END_ID, PAD, PAD_ID, START, START_ID, UNK, U
 
 MODEL_FILE = "sentencepiece.model"
 VOCAB_FILE = "vocab.txt"
-CONFIG_FILE = "tokenizer.json"
+TOKENIZER_CONFIG_FILE = "tokenizer.json"
 
 
 _IDENTITY_NOTICE = b"precompiled_charsmap is empty. use identity normalization."
@@ -242,7 +242,7 @@ class SubwordTokenizer(tf.Module):
             f.write(self.model_proto)
         with open(os.path.join(folder, VOCAB_FILE), "w", encoding="utf-8") as f:
             f.write("".join(token + "\n" for token in self.vocabulary()))
-        with open(os.path.join(folder, CONFIG_FILE), "w", encoding="utf-8") as f:
+        with open(os.path.join(folder, TOKENIZER_CONFIG_FILE), "w", encoding="utf-8") as f:
             json.dump({"type": "sentencepiece", "vocab_size": self.vocab_size, "model_file": MODEL_FILE,
                        "reserved": {PAD: PAD_ID, UNK: UNK_ID, START: START_ID, END: END_ID}}, f, indent=2)
         return folder
@@ -277,6 +277,51 @@ class SubwordTokenizer(tf.Module):
             raise ValueError(f"cannot read the tokenizer {path}: {reason}. The file is damaged (truncated or "
                              "not a SentencePiece model); restore it from a copy of the run folder — a run "
                              "cannot be used with another tokenizer") from None
+
+
+    def copies_problems(self, folder):
+        """What is wrong with the readable copies `save` wrote beside `sentencepiece.model` in `folder`: one line per
+        damaged or missing one, `vocab.txt` (every token, one a line, in id order) or `tokenizer.json` (its size);
+        empty when both match. tfm reads only `sentencepiece.model`, so `tfm.runs.load_tokenizer` warns.
+
+        Example:
+            >>> tokenizer = train_tokenizer(["Ein Hund läuft.", "Zwei Hunde laufen.", "A dog runs."], vocab_size=40)
+            >>> import tempfile
+            >>> folder = tokenizer.save(tempfile.mkdtemp())
+            >>> os.remove(os.path.join(folder, VOCAB_FILE))
+            >>> tokenizer.copies_problems(folder)
+            ['...vocab.txt is missing']
+        """
+        problems = []
+        vocab_path, config_path = os.path.join(folder, VOCAB_FILE), os.path.join(folder, TOKENIZER_CONFIG_FILE)
+        try:
+            with open(vocab_path, encoding="utf-8") as f:
+                listed = f.read().split("\n")
+            listed = listed[:-1] if listed and listed[-1] == "" else listed
+            vocabulary = self.vocabulary()
+            if len(listed) != len(vocabulary):
+                problems.append(f"{vocab_path} lists {len(listed)} tokens, not the {len(vocabulary)} of {MODEL_FILE}"
+                                f"{' (cut short?)' if len(listed) < len(vocabulary) else ''}")
+            elif listed != vocabulary:
+                line = next(i for i, (a, b) in enumerate(zip(listed, vocabulary)) if a != b)
+                problems.append(f"{vocab_path} differs from {MODEL_FILE} at line {line + 1} ({listed[line]!r}, not "
+                                f"{vocabulary[line]!r})")
+        except FileNotFoundError:
+            problems.append(f"{vocab_path} is missing")
+        except (OSError, UnicodeDecodeError) as error:
+            problems.append(f"{vocab_path} cannot be read ({error})")
+        try:
+            with open(config_path, encoding="utf-8") as f:
+                record = json.load(f)
+            if not isinstance(record, dict) or record.get("vocab_size") != self.vocab_size:
+                found = record.get("vocab_size") if isinstance(record, dict) else record
+                problems.append(f"{config_path} records vocab_size {found!r}, not the {self.vocab_size} of "
+                                f"{MODEL_FILE}")
+        except FileNotFoundError:
+            problems.append(f"{config_path} is missing")
+        except (OSError, ValueError) as error:
+            problems.append(f"{config_path} is not valid JSON ({str(error).splitlines()[0][:80]})")
+        return problems
 
 
 def _texts(dataset_or_texts):

@@ -1,6 +1,6 @@
 """The search's state when shapes may change: a sentence leaves the batch once decided, caches grow.
 
-`tfm.decoding.search_entry` keeps its loop state as two nests, `state["sentence"]` (one row per
+`tfm.decoding.greedy_or_beam` keeps its loop state as two nests, `state["sentence"]` (one row per
 sentence) and `state["rows"]` (one row per beam, `k` per sentence), plus `outputs`
 (one row per sentence of the original batch). When sentences are decided, `retire`
 writes their results into `outputs` at their original positions and drops their rows

@@ -3,14 +3,14 @@
 tensor2tensor's scheme: `k` alive and `k` finished hypotheses per sentence, the top `2k` continuations
 ranked at every step, a sentence stopped once no alive hypothesis can beat its worst finished one. Greedy
 search is `tfm.decoding.greedy`; how both run (the cache, dynamic shapes, the length limit) is
-`tfm.decoding.search_entry`'s docstring.
+`tfm.decoding.greedy_or_beam`'s docstring.
 """
 
 import numpy as np
 import tensorflow as tf
 
 from tfm.decoding.batch_state import retire, store, take, while_loop
-from tfm.decoding.search_core import (
+from tfm.decoding.search_steps import (
     NEG_INF,
     SearchResult,
     best_tokens,
@@ -76,8 +76,8 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         `all_scores` `(B, k)`, best first (`-inf` where fewer than `k` hypotheses finished).
 
     Example:
-        >>> from tfm import TransformerConfig, build_transformer
-        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=40, num_layers=1, max_extra_length=4))
+        >>> from tfm import Transformer
+        >>> model = Transformer.from_preset("tiny", vocab_size=40, num_layers=1, extra_positions=4)
         >>> source_ids = tf.constant([[5, 6, 7], [8, 9, 0]])   # (B, S) = (2, 3), 0-padded; T_max = 3 + 4 + 1 = 8
         >>> result = beam_search(model, source_ids, beam_size=4, alpha=0.6, return_all=True)
         >>> tuple(result.all_sequences.shape), tuple(result.all_scores.shape)   # (B, k, T_max), (B, k)

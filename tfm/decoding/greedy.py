@@ -1,13 +1,13 @@
 """Greedy search (Vaswani et al., 2017, §6.1 with beam size 1): the most likely next token at every step.
 
 Beam search is `tfm.decoding.beam`; how both run (the cache, dynamic shapes, the length limit) is
-`tfm.decoding.search_entry`'s docstring.
+`tfm.decoding.greedy_or_beam`'s docstring.
 """
 
 import tensorflow as tf
 
 from tfm.decoding.batch_state import retire, store, while_loop
-from tfm.decoding.search_core import (
+from tfm.decoding.search_steps import (
     SearchResult,
     best_tokens,
     finalize,
@@ -44,8 +44,8 @@ def greedy_search(model, source_ids, alpha=0.6, max_extra_length=None, use_cache
         `(B, 1, T_max)` and `all_scores` `(B, 1)` hold the same output (k = 1).
 
     Example:
-        >>> from tfm import TransformerConfig, build_transformer
-        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=40, num_layers=1, max_extra_length=4))
+        >>> from tfm import Transformer
+        >>> model = Transformer.from_preset("tiny", vocab_size=40, num_layers=1, extra_positions=4)
         >>> source_ids = tf.constant([[5, 6, 7], [8, 9, 0]])   # (B, S) = (2, 3), 0-padded; T_max = 3 + 4 + 1 = 8
         >>> result = greedy_search(model, source_ids)
         >>> tuple(result.sequences.shape), tuple(result.all_sequences.shape)   # (B, T_max), (B, 1, T_max)

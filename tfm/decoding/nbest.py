@@ -27,7 +27,7 @@ def nbest(tokenizer, result, has_source):
         tokenizer: the run's `SubwordTokenizer`.
         result: a `SearchResult`; its `all_sequences (B, k, T)` and `all_scores (B, k)` (the k
             best with `search(..., return_all=True)`; k = 1 for greedy).
-        has_source: bool `(B,)` (`tfm.decoding.input_rule_ops.tokenize_source`).
+        has_source: bool `(B,)` (`tfm.decoding.text_ops.tokenize_source`).
 
     Returns:
         `(translations tf.string (B, k), scores float32 (B, k))`, best first.
@@ -57,12 +57,21 @@ def nbest(tokenizer, result, has_source):
 
 
 def validate_alignment_layer(model, layer):
-    """Raises ValueError unless `model` has cross-attention in decoder layer `layer` (Python indexing).
+    """`layer` as an int, or ValueError unless `model` has cross-attention in decoder layer `layer` (Python
+    indexing: -1 is the last).
+
+    Args:
+        model: a `Transformer` or a `Seq2Seq` with attention.
+        layer: int.
+
+    Returns:
+        int: `layer`.
 
     Example:
         >>> from tfm import Transformer
         >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=2)
         >>> validate_alignment_layer(model, -1)
+        -1
         >>> validate_alignment_layer(model, 2)
         Traceback (most recent call last):
         ValueError: alignment layer=2: the decoder has 2 layer(s) with cross-attention
@@ -77,6 +86,7 @@ def validate_alignment_layer(model, layer):
         count = len(model.decoder.layers)
     if not -count <= int(layer) < count:
         raise ValueError(f"alignment layer={layer}: the decoder has {count} layer(s) with cross-attention")
+    return int(layer)
 
 
 def cross_attention(decodable, source_ids, sequences, layer=-1):

@@ -14,12 +14,12 @@ on_invalid="error") -> list[str]`, `translate_with_scores(...) -> (list[str], li
 `__call__ = translate`; None means the translator's own setting.
 
 The input rule (refused input, whitespace, blank in -> blank out, truncation) is
-`tfm.decoding.input_rule_ops`'s, the same ops the exported SavedModel runs. Attention weights for plots
-(`Translator.attention`) come from `tfm.decoding.attention_weights.attention_maps`, re-exported here: one
-teacher-forced pass over the chosen hypothesis.
+`tfm.decoding.text_ops`'s, the same ops the exported SavedModel runs. Attention weights for plots
+(`Translator.attention`) come from `tfm.decoding.attention_weights.attention_maps`: one teacher-forced pass
+over the chosen hypothesis.
 
 Example:
-    >>> ON_INVALID, LENGTH_MULTIPLE   # what `on_invalid=` takes; source lengths are padded to a multiple of 8
+    >>> input_rule.ON_INVALID, LENGTH_MULTIPLE   # what `on_invalid=` takes; sources are padded to a multiple of 8
     (('error', 'empty'), 8)
 """
 
@@ -31,18 +31,19 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import tensorflow as tf
 
-from tfm.config.rules import validate_length_penalty
-from tfm.decoding import attention_weights, input_rule, input_rule_ops, nbest
-from tfm.decoding.attention_weights import attention_maps  # noqa: F401  (re-exported: it lived here)
-from tfm.decoding.decodable import as_decodable
-from tfm.decoding.search_entry import SearchResult, search, validate_beam_size
+from tfm.config.run_settings import DecodingConfig
+from tfm.config.validation import validate_length_penalty
+from tfm.decoding import input_rule, nbest, text_ops
+from tfm.decoding.attention_weights import attention_maps
+from tfm.decoding.greedy_or_beam import search
+from tfm.decoding.model_adapter import as_decodable
+from tfm.decoding.search_steps import SearchResult, validate_beam_size
 from tfm.models.quantization import quantized_copy, validate_quantize
-from tfm.runs.folder import AVERAGED, CHECKPOINT_DIR, load_run
+from tfm.special_tokens import END_ID
 
 logger = logging.getLogger("tfm.decoding")
 
 LENGTH_MULTIPLE = 8  # Translator pads source lengths to this multiple: fewer traces / XLA compilations
-ON_INVALID = ("error", "empty")
 
 
 class _OneTracePerTranslator(logging.Filter):
@@ -63,34 +64,18 @@ class _OneTracePerTranslator(logging.Filter):
 tf.get_logger().addFilter(_OneTracePerTranslator())
 
 
-def as_bytes(sentences):
-    """list of str/bytes -> list of bytes, checking types. Text read with `errors="surrogateescape"`
-    (how Python reads undecodable stdin) turns back into its original, invalid, bytes.
-
-    Example:
-        >>> as_bytes(["two", b"three", "\\udcff"])
-        [b'two', b'three', b'\\xff']
-    """
-    out = []
-    for i, s in enumerate(sentences):
-        if not isinstance(s, (str, bytes)):
-            raise TypeError(f"sentences[{i}] is a {type(s).__name__}, expected str")
-        out.append(input_rule.as_bytes(s))
-    return out
-
-
 class Translator:
     """Sentences in, translations out: tokenize, batch by length, search (compiled), detokenize (§6.1).
 
     Args:
         model: a `Transformer` or a `Seq2Seq`.
         tokenizer: a `tfm.data.SubwordTokenizer` (anything with `tokenize`/`detokenize`).
-        beam_size: int or None. `1` = greedy. None: the model config's (4, §6.1). Each call may
+        beam_size: int or None. `1` = greedy. None: §6.1's 4 (`tfm.config.DecodingConfig`). Each call may
             override it (`translate(..., beam_size=...)`).
-        alpha: float or None. Length penalty, >= 0. None: the model config's (0.6, §6.1). Each call
+        alpha: float or None. Length penalty, >= 0. None: §6.1's 0.6. Each call
             may override it.
         max_extra_length: int or None. Output limit = source length + this
-            (default: the model config's, 50).
+            (default: the model's `extra_positions`, 50).
         batch_size: int. Sentences per search call. Defaults to `64`.
         workers: int. Batches searched at the same time (each call runs on its own thread;
             TensorFlow runs their ops side by side). Defaults to `min(2, CPUs)`. On CPUs,
@@ -107,11 +92,11 @@ class Translator:
     Each beam size and alpha used gets its own compiled search, traced once and kept.
 
     Example:
-        >>> from tfm import TransformerConfig, build_transformer
+        >>> from tfm import Transformer
         >>> from tfm.data import number_words_pairs, train_tokenizer
         >>> sources, targets = number_words_pairs("train", max_number=2000)
         >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
-        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=70, num_layers=1, max_extra_length=5))
+        >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
         >>> translator = Translator(model, tokenizer, beam_size=2)
         >>> two, also_two, blank = translator(["two", " two\\r\\n", ""])   # untrained: any words, but alike
         >>> two == also_two, blank
@@ -122,16 +107,16 @@ class Translator:
 
     def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, batch_size=64,
                  jit_compile=False, workers=None, constraint=None, quantize=None):
-        config = getattr(model, "config", None)
         self.quantize = validate_quantize(quantize)
         if self.quantize is not None:
             model = quantized_copy(model, self.quantize)
         self.model = model
         self.tokenizer = tokenizer
         self.decodable = as_decodable(model)
-        self.beam_size = validate_beam_size(getattr(config, "beam_size", 4) if beam_size is None else beam_size,
+        default = DecodingConfig()  # §6.1: beam 4, alpha 0.6 (`from_run` passes the run's)
+        self.beam_size = validate_beam_size(default.beam_size if beam_size is None else beam_size,
                                             self.decodable.vocab_size)
-        self.alpha = validate_length_penalty(getattr(config, "length_penalty", 0.6) if alpha is None else alpha)
+        self.alpha = validate_length_penalty(default.length_penalty if alpha is None else alpha)
         if max_extra_length is not None and int(max_extra_length) < 0:
             raise ValueError(f"max_extra_length={max_extra_length} must be >= 0")
         self.max_extra_length = max_extra_length
@@ -150,40 +135,41 @@ class Translator:
         self._searches_lock = threading.Lock()  # the workers' threads may ask for a new one at once
 
     @classmethod
-    def from_run(cls, run_dir, checkpoint="averaged", beam_size=None, alpha=None, **kwargs):
-        """A `Translator` for a run folder made by `tfm train` (`tfm.runs.load_run`).
+    def from_run(cls, run_dir, checkpoint="auto", beam_size=None, alpha=None, max_extra_length=None, **kwargs):
+        """A `Translator` for a run folder made by `tfm train`: its trained model, tokenizer and decoding (§6.1).
 
         Args:
             run_dir: the run folder.
-            checkpoint: which weights: "averaged" (`RUN/checkpoints/averaged.weights.h5`, what
-                `tfm average` writes: §6.1's average of the last checkpoints), "latest", an epoch
-                number, a file name in `RUN/checkpoints/`, a path, or None (averaged when present,
-                else latest).
-            beam_size: int or None. None: the run's config (`beam_size`; 4 in the paper's presets, §6.1).
-            alpha: float or None. None: the run's config (`length_penalty`; 0.6 in the paper's presets).
-            **kwargs: the other arguments of `Translator` (`max_extra_length`, `batch_size`, ...).
+            checkpoint: which weights, by the one rule of `tfm.runs.weights_path` (the rule
+                `Transformer.from_preset(run)` follows): "auto" = the averaged weights (`tfm average`, §6.1)
+                when present, else the latest epoch's (which one is logged); "averaged", "latest", an epoch
+                number, a file name in `RUN/checkpoints/` or a path.
+            beam_size, alpha, max_extra_length: None = the run's `DecodingConfig` (`beam_size`,
+                `length_penalty`, `max_extra_length`: 4, 0.6 and 50 in the paper's presets).
+            **kwargs: the other arguments of `Translator` (`batch_size`, `quantize`, ...).
 
         Raises:
-            FileNotFoundError: not a run folder, or no such checkpoint; for "averaged", saying how to
-                make it.
+            FileNotFoundError: not a run folder, or no such checkpoint ("averaged": saying how to make it).
 
         Example:
-            >>> from tfm.runs.example import write_example_run
-            >>> run = write_example_run(os.path.join(tempfile.mkdtemp(), "run"))   # 2 epochs, untrained
-            >>> translator = Translator.from_run(run, checkpoint="latest", beam_size=1)
-            >>> translator.beam_size, len(translator.translate(["two", "seven hundred"]))
-            (1, 2)
-            >>> Translator.from_run(run)  # doctest: +ELLIPSIS
-            Traceback (most recent call last):
-            FileNotFoundError: run ... has no averaged weights (...): ... first (`tfm average --run ...`), ...
+            translator = Translator.from_run("runs/m30k")                      # averaged, else the latest
+            translator = Translator.from_run("runs/m30k", checkpoint="latest", beam_size=1)
+            translator(["A dog runs in the snow."])
         """
-        averaged = os.path.join(run_dir, CHECKPOINT_DIR, AVERAGED)
-        if checkpoint == "averaged" and not os.path.isfile(averaged):
-            raise FileNotFoundError(f"run {run_dir!r} has no averaged weights ({averaged}): average its last "
-                                    f"checkpoints first (`tfm average --run {run_dir}`), "
-                                    "or pass checkpoint=\"latest\"")
-        model, tokenizer, _ = load_run(run_dir, checkpoint=checkpoint)
-        return cls(model, tokenizer, beam_size=beam_size, alpha=alpha, **kwargs)
+        from tfm import runs
+        from tfm.config import Recipe, TransformerConfig
+        from tfm.models.seq2seq import Seq2Seq
+        from tfm.models.transformer import Transformer
+
+        recipe = Recipe.from_record(runs.read_run_config(run_dir))
+        model_class = Transformer if isinstance(recipe.model, TransformerConfig) else Seq2Seq
+        model = model_class.from_preset(run_dir, checkpoint=checkpoint)
+        tokenizer = runs.load_tokenizer(run_dir, recipe.model)
+        decoding = recipe.decoding
+        return cls(model, tokenizer, beam_size=decoding.beam_size if beam_size is None else beam_size,
+                   alpha=decoding.length_penalty if alpha is None else alpha,
+                   max_extra_length=decoding.max_extra_length if max_extra_length is None else max_extra_length,
+                   **kwargs)
 
     def settings(self, beam_size=None, alpha=None):
         """A call's search settings, checked: `(beam_size, alpha)`, None meaning the translator's own.
@@ -192,7 +178,7 @@ class Translator:
             >>> from tfm import Transformer
             >>> from tfm.data import number_words_pairs, train_tokenizer
             >>> sources, targets = number_words_pairs("train", max_number=2000)
-            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
             >>> translator = Translator(model, train_tokenizer(sources + targets, vocab_size=70), beam_size=2)
             >>> translator.settings(), translator.settings(beam_size=1, alpha=0)
             ((2, 0.6), (1, 0.0))
@@ -220,12 +206,9 @@ class Translator:
             return self._searches[key]
 
     def invalid(self, sentences):
-        """Indices of the sentences the input rule refuses (`tfm.decoding.input_rule_ops`: not valid UTF-8, or
-        holding a NUL byte), as the exported model refuses them."""
-        raw = as_bytes(sentences)
-        if not raw:
-            return []
-        return [int(i) for i in np.flatnonzero(input_rule_ops.invalid(tf.constant(raw, tf.string)).numpy())]
+        """Indices of the sentences the input rule refuses (`tfm.decoding.input_rule.screen_sentences`: not
+        valid UTF-8, or holding a NUL byte), as the exported model refuses them."""
+        return input_rule.screen_sentences(sentences, on_invalid="empty")[1]
 
     def encode(self, sentences):
         """list of str -> list of int arrays (source subwords, truncated to the model's maximum).
@@ -235,14 +218,11 @@ class Translator:
 
     def prepare(self, sentences):
         """list of str -> `(rows, has_source, truncated)`: the subwords of `encode`, and bool arrays
-        (something to translate; subwords were dropped) by `tfm.decoding.input_rule_ops`'s rules."""
-        raw = as_bytes(sentences)
+        (something to translate; subwords were dropped) by `tfm.decoding.text_ops`'s rules."""
+        raw, _ = input_rule.screen_sentences(sentences)  # refused input: ValueError naming the indices
         if not raw:
             return [], np.zeros(0, bool), np.zeros(0, bool)
-        bad = self.invalid(raw)
-        if bad:
-            raise ValueError(f"{input_rule_ops.INVALID} {bad}")
-        ids, has_source, truncated = input_rule_ops.tokenize_source(
+        ids, has_source, truncated = text_ops.tokenize_source(
             self.tokenizer, tf.constant(raw, tf.string), self.decodable.max_source_length)
         return list(ids.numpy()), has_source.numpy(), truncated.numpy()
 
@@ -257,7 +237,7 @@ class Translator:
             >>> from tfm import Transformer
             >>> from tfm.data import number_words_pairs, train_tokenizer
             >>> sources, targets = number_words_pairs("train", max_number=2000)
-            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
             >>> translator = Translator(model, train_tokenizer(sources + targets, vocab_size=70), beam_size=2)
             >>> result = translator.search_ids(np.array([[20, 21, 0]]), beam_size=1)   # greedy
             >>> result.sequences.shape[0], result.all_sequences.shape[1]               # B, k
@@ -277,7 +257,7 @@ class Translator:
                 valid UTF-8, or holding a NUL byte; as the exported model refuses the batch)
                 or "empty" (answer them with `""`, translate the others).
 
-        The rule is `tfm.decoding.input_rule_ops`'s, as in the exported SavedModel: whitespace (line
+        The rule is `tfm.decoding.text_ops`'s, as in the exported SavedModel: whitespace (line
         breaks included) only separates words, so `"two\\r\\n"` translates as `"two"`; an
         empty or whitespace-only sentence translates to `""`. Inputs longer than the model's
         `max_length` subwords are truncated, with one warning per call.
@@ -286,7 +266,7 @@ class Translator:
             >>> from tfm import Transformer
             >>> from tfm.data import number_words_pairs, train_tokenizer
             >>> sources, targets = number_words_pairs("train", max_number=2000)
-            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
             >>> translator = Translator(model, train_tokenizer(sources + targets, vocab_size=70), beam_size=2)
             >>> len(set(translator.translate(["two", " two\\r\\n"], beam_size=1)))   # untrained: any words, but alike
             1
@@ -311,21 +291,15 @@ class Translator:
             >>> from tfm import Transformer
             >>> from tfm.data import number_words_pairs, train_tokenizer
             >>> sources, targets = number_words_pairs("train", max_number=2000)
-            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
             >>> translator = Translator(model, train_tokenizer(sources + targets, vocab_size=70), beam_size=2)
             >>> translations, scores = translator.translate_with_scores(["two", "\\n"])
             >>> bool(scores[0] < 0), (translations[1], scores[1])
             (True, ('', 0.0))
         """
-        if isinstance(sentences, (str, bytes)):
-            raise TypeError("translate takes a list of sentences; wrap a single one in a list")
-        if on_invalid not in ON_INVALID:
-            raise ValueError(f"on_invalid={on_invalid!r}: expected one of {ON_INVALID}")
+        raw, refused = input_rule.screen_sentences(sentences, on_invalid)  # every translator's check
         settings = self.settings(beam_size, alpha)
-        raw = as_bytes(list(sentences))
-        bad = set(self.invalid(raw))
-        if bad and on_invalid == "error":
-            raise ValueError(f"{input_rule_ops.INVALID} {sorted(bad)}")
+        bad = set(refused)
         good = [i for i in range(len(raw)) if i not in bad]
         rows, has_source, truncated = self.prepare([raw[i] for i in good])
         if truncated.any():
@@ -334,7 +308,7 @@ class Translator:
                            int(truncated.sum()), self.decodable.max_source_length, first)
         translations, scores = [""] * len(raw), [float("nan") if i in bad else 0.0 for i in range(len(raw))]
         for chunk, result in self._searched(rows, settings):
-            texts, chunk_scores = input_rule_ops.finish(self.tokenizer, result.sequences, result.scores,
+            texts, chunk_scores = text_ops.finish(self.tokenizer, result.sequences, result.scores,
                                                     tf.constant(has_source[chunk]))
             for j, row in enumerate(chunk):
                 translations[good[row]] = texts[j].numpy().decode("utf-8", errors="replace")
@@ -348,7 +322,7 @@ class Translator:
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             ragged = tf.ragged.constant([[int(t) for t in rows[j]] for j in chunk], dtype=tf.int32, ragged_rank=1)
-            yield chunk, input_rule_ops.pad_source(ragged, LENGTH_MULTIPLE).numpy()
+            yield chunk, text_ops.pad_source(ragged, LENGTH_MULTIPLE).numpy()
 
     def _searched(self, rows, settings):
         """`(indices into rows, search result)` per batch, in order; `workers` batches in flight."""
@@ -369,7 +343,7 @@ class Translator:
             not fill is `("", -inf)` (`tfm.decoding.nbest.nbest`). Refused input (invalid
             UTF-8, a NUL byte) raises `ValueError`, as in `translate`.
         """
-        rows, has_source, _ = self.prepare(list(sentences))
+        rows, has_source, _ = self.prepare(sentences)
         best = [None] * len(rows)
         for chunk, ids in self._batches(rows):
             result = self._search_function(self.beam_size, self.alpha, return_all=True)(tf.constant(ids))
@@ -386,27 +360,104 @@ class Translator:
             layer: int. The decoder layer whose cross-attention (averaged over heads) is read.
 
         Returns:
-            list of dicts, as `tfm.decoding.attention_weights.align` gives them (the exported model's
-            `alignment` signature answers the same).
+            list of dicts: `translation`, `score`, `source_tokens` and `target_tokens` (subword
+            strings), `alignment` (one source index per target subword) and `attention`
+            (float `(T, S)`), as the exported model's `alignment` signature answers.
         """
-        return attention_weights.align(self, sentences, layer)
+        nbest.validate_alignment_layer(self.model, layer)
+        rows, has_source, _ = self.prepare(sentences)
+        aligned = [None] * len(rows)
+        for chunk, ids in self._batches(rows):
+            result = self.search_ids(ids)
+            present = tf.constant(has_source[chunk])
+            texts, scores = text_ops.finish(self.tokenizer, result.sequences, result.scores, present)
+            maps = nbest.alignments(self.decodable, self.tokenizer, tf.constant(ids), result.sequences,
+                                    tf.constant(result.lengths), present, layer)
+            maps = {name: value.numpy() for name, value in maps.items()}
+            for j, row in enumerate(chunk):
+                n, s = int((maps["alignment"][j] >= 0).sum()), len(rows[row])
+                aligned[row] = {
+                    "translation": texts[j].numpy().decode("utf-8", "replace"), "score": float(scores[j]),
+                    "source_tokens": [t.decode("utf-8", "replace") for t in maps["source_tokens"][j, :s]],
+                    "target_tokens": [t.decode("utf-8", "replace") for t in maps["target_tokens"][j, :n]],
+                    "alignment": [int(a) for a in maps["alignment"][j, :n]],
+                    "attention": maps["attention"][j, :n, :s],
+                }
+        return aligned
 
     def beam_attention(self, sentence, layer=-1):
         """Each of the k best hypotheses of one sentence with its cross-attention (for `tfm.viz.plot_beam_attention`).
 
+        Args:
+            sentence: str. Searched with the translator's beam size and alpha.
+            layer: int. The decoder layer whose cross-attention (averaged over heads) is read.
+
         Returns:
-            list of dicts, as `tfm.decoding.attention_weights.beam_attention` gives them.
+            list of dicts (best first, unfilled slots left out): `translation`, `score`,
+            `source_tokens`, `target_tokens`, `attention` float `(T, S)` (layer `layer`,
+            averaged over heads).
         """
-        return attention_weights.beam_attention(self, sentence, layer)
+        nbest.validate_alignment_layer(self.model, layer)
+        rows, has_source, _ = self.prepare([sentence])
+        if not has_source[0]:
+            return []
+        ids = self._one_source(rows[0])  # (1, S)
+        result = self._search_function(self.beam_size, self.alpha, return_all=True)(tf.constant(ids))
+        texts, scores = nbest.nbest(self.tokenizer, result, tf.constant(has_source))
+        sequences = result.all_sequences[0]  # (k, T)
+        k = int(tf.shape(sequences)[0])
+        lengths = tf.reduce_sum(tf.cast(tf.not_equal(sequences, 0), tf.int32), axis=1)
+        maps = nbest.alignments(self.decodable, self.tokenizer, tf.repeat(ids, k, axis=0), sequences, lengths,
+                                tf.ones([k], tf.bool), layer)
+        hypotheses = []
+        for j in range(k):
+            if not np.isfinite(scores[0, j]):
+                continue
+            n = int(lengths[j])
+            hypotheses.append({
+                "translation": texts[0, j].numpy().decode("utf-8", "replace"), "score": float(scores[0, j]),
+                "source_tokens": [t.decode("utf-8", "replace") for t in maps["source_tokens"][j].numpy()],
+                "target_tokens": [t.decode("utf-8", "replace") for t in maps["target_tokens"][j, :n].numpy()],
+                "attention": maps["attention"][j, :n].numpy(),
+            })
+        return hypotheses
 
     def attention(self, sentence):
-        """Translate one sentence and return its attention maps for plotting.
+        """Translate one sentence and return its attention maps for plotting (`attention_maps` of the
+        chosen translation: one teacher-forced pass over it).
+
+        Args:
+            sentence: str. Searched with the translator's settings.
 
         Returns:
-            dict, as `tfm.decoding.attention_weights.sentence_attention` gives it: the subword tokens, the
-            translation and every layer's attention weights.
+            dict: `source_tokens` and `target_tokens` (subword strings; the target ends with `[END]`),
+            `translation` (str), and the arrays of `attention_maps` for this sentence (batch axis removed).
         """
-        return attention_weights.sentence_attention(self, sentence)
+        rows, has_source, _ = self.prepare([sentence])
+        ids = self._one_source(rows[0])  # (1, S), S >= 1
+        result = self.search_ids(ids)
+        # Nothing to translate: no output tokens (only END), as `translate` answers "".
+        n = int(result.lengths[0]) if has_source[0] else 0
+        output = result.sequences[:, :n]
+        translation, _ = text_ops.finish(self.tokenizer, output, result.scores[:1], tf.constant(has_source))
+        maps = attention_maps(self.model, ids, output)
+
+        def tokens(ids):
+            pieces = self.tokenizer.id_to_token(tf.constant(ids, tf.int32)).numpy()
+            return [piece.decode("utf-8", errors="replace") for piece in pieces]
+
+        return {
+            "source_tokens": tokens(rows[0]),
+            "target_tokens": tokens(list(output[0]) + [END_ID]),
+            "translation": translation.numpy()[0].decode("utf-8", "replace"),
+            **{name: [w[0] for w in weights] for name, weights in maps.items()},
+        }
+
+    @staticmethod
+    def _one_source(row):
+        """One sentence's source ids, padded as `_batches` pads a batch: int32 `(1, S)`, S >= 1."""
+        ragged = tf.ragged.constant([[int(t) for t in row]], dtype=tf.int32, ragged_rank=1)
+        return text_ops.pad_source(ragged).numpy()
 
 
 _TRANSLATORS_ATTRIBUTE = "_tfm_translators"
@@ -432,7 +483,7 @@ def translate(model, tokenizer, sentences, beam_size=None, alpha=None, **kwargs)
         >>> from tfm.data import number_words_pairs, train_tokenizer
         >>> sources, targets = number_words_pairs("train", max_number=2000)
         >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
-        >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+        >>> model = Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
         >>> translations = translate(model, tokenizer, ["two", ""], beam_size=2)
         >>> translations == Translator(model, tokenizer, beam_size=2)(["two", ""])
         True

@@ -38,7 +38,9 @@ reads. Reference solutions: `notebooks/solutions/`.
 
 The checkers live by topic (`masks`, `attention`, `heads`, `positional`, `batching`, `training`, `decoding`,
 `architecture`, `serving`, `parsing`; what they share in `checking`: `run_checker`, `call_checked`, `compare`,
-`Mismatch`, `Messages`, `validate_language`, ...); every one is importable from here. Each checker keeps its
+`Mismatch`, `Messages`, `validate_language`, ...); every one is importable from here. Beside them, `course_runs` prints a notebook's run beside its published copy
+(`print_beside_published`, `machine_description`): what notebooks 08 and 13 show when their numbers depend on the
+machine. Each checker keeps its
 sentences in one `Messages` table beside it, English and Korean templates under the same keys.
 
 The sentence's language: every checker takes `lang="en"` or `lang="ko"` (the Korean edition, 한국어판,
@@ -77,6 +79,7 @@ Example:
 from tfm.exercises.architecture import check_parameter_count, check_receptive_field
 from tfm.exercises.attention import check_additive_score, check_general_score, check_scaled_dot_product_attention
 from tfm.exercises.batching import check_bucket_batch_sizes, check_target_shift
+from tfm.exercises.course_runs import machine_description, print_beside_published, published_summary
 from tfm.exercises.decoding import (
                                      beam_step_reference,
                                      check_beam_step,
@@ -111,4 +114,7 @@ __all__ = [
     "check_receptive_field",
     "check_parameter_count",
     "check_rest_response",
+    "machine_description",
+    "print_beside_published",
+    "published_summary",
 ]

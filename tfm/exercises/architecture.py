@@ -49,7 +49,7 @@ _RECEPTIVE_FIELD = Messages(
     ko={
         "case": "n={n}, kernel_size={k}, dilations {dilations}",
         "reached": "닿는 입력",
-        "not_boolean": "{label}에서 결과에 True/False가 아닌 값이 들어 있습니다 (예: {value}); 불리언을 돌려주십시오 "
+        "not_boolean": "{label}에서 결과에 True/False가 아닌 값이 들어 있습니다 (예: {value}). boolean 값을 돌려주세요 "
                        "(True = 출력 n - 1이 입력 j에 의존함)",
         "correct": "정답입니다: {fn} 함수가 스택 {n}개 모두에서 인과 keras.layers.Conv1D 스택을 거친 그래디언트 결과와 "
                    "일치합니다",

@@ -19,11 +19,6 @@ from tfm.exercises.checking import (
     validate_language,
 )
 
-# Checkers that lived here before the module was split; `from tfm.exercises.attention import ...` still finds them.
-from tfm.exercises.heads import check_merge_heads, check_split_heads  # noqa: F401
-from tfm.exercises.masks import check_causal_mask, check_padding_mask  # noqa: F401
-from tfm.exercises.positional import check_positional_encoding  # noqa: F401
-
 
 # ---------------------------------------------------------------------------
 # 1-2. Score functions (notebook 03)
@@ -208,7 +203,7 @@ _SCALED_DOT_PRODUCT_ATTENTION = Messages(
         "padding": "쿼리 {q}, 키 {k}, 값 {v}, 패딩 마스크 {m} (문장 1의 실제 키는 2개)",
         "causal": "인과 마스크 {m}, 쿼리 {q}, 값 {v}",
         "heads": "배치 1, 헤드 2개, 쿼리 {q}, 키 {k}, 마스크 {m}",
-        "float16": "logit이 큰 float16 입력, 쿼리 {q}, 패딩 마스크 {m}",
+        "float16": "로짓이 큰 float16 입력, 쿼리 {q}, 패딩 마스크 {m}",
         "bfloat16": "bfloat16 입력, 쿼리 {q}, 패딩 마스크 {m}",
         "not_pair": "{label}에서 (output, weights) 한 쌍을 돌려주어야 하는데 받은 값은 {type}{length}입니다",
         "length": " (길이 {n})",

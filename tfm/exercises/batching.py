@@ -22,10 +22,10 @@ from tfm.exercises.checking import (
 # 12. The target shift (notebook 01)
 # ---------------------------------------------------------------------------
 def _target_shift_reference(target_ids):
-    """tfm.data's teacher forcing (`batching._teacher_forcing`) on each row's real tokens, 0-padded to n + 1."""
+    """tfm.data's teacher forcing (`tfm.data.batching.teacher_forcing`) on each row's real tokens, 0-padded to n + 1."""
     from keras import ops
 
-    from tfm.data.batching import _teacher_forcing
+    from tfm.data.batching import teacher_forcing
     from tfm.special_tokens import PAD_ID
 
     batch, n = target_ids.shape
@@ -33,7 +33,7 @@ def _target_shift_reference(target_ids):
     target_out = np.full((batch, n + 1), PAD_ID, "int32")
     for i, row in enumerate(target_ids):
         tokens = row[: int(np.count_nonzero(row != PAD_ID))]  # rows are right-padded
-        (_, shifted_in), shifted_out = _teacher_forcing(np.zeros((0,), "int32"), tokens.astype("int32"))
+        (_, shifted_in), shifted_out = teacher_forcing(np.zeros((0,), "int32"), tokens.astype("int32"))
         target_in[i, : len(tokens) + 1] = ops.convert_to_numpy(shifted_in)
         target_out[i, : len(tokens) + 1] = ops.convert_to_numpy(shifted_out)
     return target_in, target_out
@@ -74,7 +74,7 @@ def check_target_shift(fn, *, lang=None):
         `target_out` = `y_1 ... y_k`, `END_ID` (3), then 0s. END goes right after the last real token,
         not after the padding, and never into `target_in`.
 
-    Checked against tfm.data's own shift (`tfm.data.batching._teacher_forcing`, which every batching function
+    Checked against tfm.data's own shift (`tfm.data.batching.teacher_forcing`, which every batching function
     applies to each pair before padding) on rows of different lengths, batch 1 with one token, a batch where
     every row is padded, and random rows.
 

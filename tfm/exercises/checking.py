@@ -12,6 +12,11 @@ length=2") with it; the sentences the helpers here write (a wrong shape, a wrong
 `np.errstate`. The checks themselves never depend on the language. `validate_language(None)` reads
 `$TFM_LANG`, so a Korean notebook, whose code cells are the English ones, gets Korean sentences.
 
+A value the reader's function returns that is not what the contract says (text where a mask is due, a pair
+whose length cannot be read) is named as the reader's, on the input it came back from; only an error inside
+tfm's reference is tfm's. Each call of the reader's function has `time_limit()` seconds (60, or
+`$TFM_CHECK_SECONDS`): one that never returns is reported and the check stops waiting for it.
+
 Example:
     >>> DOUBLE = Messages(en={"label": "x = [1, 2]", "correct": "correct: {fn} doubles"},
     ...                   ko={"label": "x = [1, 2]", "correct": "정답입니다: {fn} 함수가 두 배를 돌려줍니다"})
@@ -36,12 +41,15 @@ Example:
 import contextvars
 import os
 import string
+import threading
 
 import numpy as np
 from keras import ops
 
 LANGUAGES = ("en", "ko")
 LANGUAGE_VARIABLE = "TFM_LANG"
+TIME_LIMIT_VARIABLE = "TFM_CHECK_SECONDS"
+DEFAULT_TIME_LIMIT = 60.0  # seconds a checker waits for one call of the reader's function
 
 
 def validate_language(lang=None):
@@ -78,6 +86,44 @@ def validate_language(lang=None):
         raise ValueError(f"{source}={lang!r} is not a language of tfm.exercises; choose "
                          f"{' or '.join(repr(choice) for choice in LANGUAGES)} ({hint})")
     return lang
+
+
+def time_limit():
+    """The seconds a checker waits for each call of the reader's function: `$TFM_CHECK_SECONDS`, else 60.
+
+    A function that has not returned by then is reported ("the check stopped waiting") and the check ends
+    with False. Python cannot stop a function from outside, so the reader's call runs on a thread of its
+    own and may go on in the background; a larger `$TFM_CHECK_SECONDS` gives a slow machine more time.
+    Takes no arguments.
+
+    Returns:
+        float: the limit in seconds, > 0.
+
+    Raises:
+        ValueError: `$TFM_CHECK_SECONDS` is set but not a positive number; the message names the value.
+
+    Example:
+        >>> from unittest import mock
+        >>> with mock.patch.dict(os.environ, {"TFM_CHECK_SECONDS": "2.5"}):
+        ...     time_limit()
+        2.5
+        >>> with mock.patch.dict(os.environ, {"TFM_CHECK_SECONDS": "0"}):
+        ...     time_limit()
+        Traceback (most recent call last):
+        ...
+        ValueError: $TFM_CHECK_SECONDS='0' is not a positive number of seconds (unset: 60)
+    """
+    text = os.environ.get(TIME_LIMIT_VARIABLE) or ""
+    if not text.strip():
+        return DEFAULT_TIME_LIMIT
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(f"${TIME_LIMIT_VARIABLE}={text!r} is not a positive number of seconds "
+                         f"(unset: {format_value(DEFAULT_TIME_LIMIT)})")
+    return seconds
 
 
 def _fields(template):
@@ -165,6 +211,11 @@ SENTENCES = Messages(
     en={
         "needs_function": "{name} needs a function, got {type}",
         "no_reference": "{name} could not compute tfm's reference ({error}); your function was not judged",
+        "bad_return": "on {label}, what {fn} returned could not be checked ({error}): compare its type, shape and "
+                      "dtype with the contract in help({name})",
+        "too_slow": "on {label}, {fn} had not returned after {seconds} s, so the check stopped waiting; Python cannot "
+                    "stop a function from outside, so it may still be running (restart the kernel if it never ends; "
+                    "${variable} sets the limit)",
         "not_done": "not done yet: {fn} still raises NotImplementedError; write its body, then run this check again",
         "raised": "{fn} raised {error} on {label}{detail}",
         "unreadable": "on {label}, {what} could not be read as an array (got {type})",
@@ -177,9 +228,14 @@ SENTENCES = Messages(
     },
     ko={
         "needs_function": "{name}에는 함수를 넘겨야 하는데 {type} 값을 받았습니다",
-        "no_reference": "{name} 검사에서 tfm의 기준값을 계산하지 못했습니다 ({error}); 작성한 함수는 채점하지 않았습니다",
-        "not_done": "아직 작성하지 않았습니다: {fn} 함수가 여전히 NotImplementedError를 발생시킵니다; 함수 본문을 "
-                    "작성한 뒤 이 검사를 다시 실행하십시오",
+        "no_reference": "{name} 검사에서 tfm의 기준값을 계산하지 못했습니다 ({error}). 작성한 함수는 채점하지 않았습니다",
+        "bad_return": "{label}에서 {fn} 함수가 돌려준 값을 검사할 수 없습니다 ({error}). 돌려주는 값의 타입, shape, "
+                      "dtype을 help({name})에 적힌 형식과 비교해 보세요",
+        "too_slow": "{label}에서 {fn} 함수가 {seconds}초가 지나도록 값을 돌려주지 않아 검사를 멈췄습니다. Python은 실행 "
+                    "중인 함수를 밖에서 멈출 수 없으므로 함수는 아직 실행 중일 수 있습니다 (끝나지 않으면 커널을 다시 "
+                    "시작하세요. 제한 시간은 ${variable} 환경 변수로 바꿀 수 있습니다)",
+        "not_done": "아직 작성하지 않았습니다: {fn} 함수가 여전히 NotImplementedError를 발생시킵니다. 함수 본문을 "
+                    "작성한 뒤 이 검사를 다시 실행하세요",
         "raised": "{label}에서 {fn} 함수가 {error} 예외를 일으켰습니다{detail}",
         "unreadable": "{label}에서 돌려받은 {what} 값을 배열로 읽을 수 없습니다 (타입: {type})",
         "not_numbers": "{label}에서 돌려받은 {what} 값을 숫자 배열로 읽을 수 없습니다 (타입: {type})",
@@ -193,6 +249,11 @@ SENTENCES = Messages(
 
 # The language of the checker running now: set by run_checker for its body, read by the helpers below.
 _LANGUAGE = contextvars.ContextVar("tfm_exercises_language", default="en")
+# The running check's time limit per call of the reader's function (set by run_checker), and what the reader's
+# function gave back so far: the label of the last call that returned and the values it returned (with the arrays
+# `as_array` read from them), so that an error while reading them is put down to the reader's value.
+_TIME_LIMIT = contextvars.ContextVar("tfm_exercises_time_limit", default=DEFAULT_TIME_LIMIT)
+_RETURNED = contextvars.ContextVar("tfm_exercises_returned", default=None)
 
 
 def _say(key, **fields):
@@ -241,7 +302,9 @@ def function_name(fn):
 def call_checked(fn, label, *args, **kwargs):
     """`fn(*args, **kwargs)`, turning any exception into a `Mismatch` that names the input.
 
-    A stub that raises `NotImplementedError` becomes "not done yet: ...".
+    A stub that raises `NotImplementedError` becomes "not done yet: ...". The call runs on a thread of its
+    own and is given `time_limit()` seconds: a function that has not returned by then becomes a `Mismatch`
+    saying the check stopped waiting (Python cannot stop it; it may still be running).
 
     Args:
         fn: the reader's function.
@@ -260,21 +323,106 @@ def call_checked(fn, label, *args, **kwargs):
         tfm.exercises.checking.Mismatch: <lambda> raised ZeroDivisionError on x = 0 (division by zero)
     """
     try:
-        return fn(*args, **kwargs)
+        value = _call_in_time(fn, label, args, kwargs)
     except NotImplementedError:
         raise Mismatch(_say("not_done", fn=function_name(fn))) from None
+    except Mismatch:
+        raise
     except Exception as error:  # noqa: BLE001 - the reader's code may raise anything
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         message = message if len(message) <= 160 else message[:157] + "..."
         raise Mismatch(_say("raised", fn=function_name(fn), error=type(error).__name__, label=label,
                             detail=f" ({message})" if message else "")) from None
+    _remember(value, label)
+    return value
+
+
+def _call_in_time(fn, label, args, kwargs):
+    """`fn(*args, **kwargs)` on a daemon thread given `_TIME_LIMIT` seconds (the context, so the language and
+    NumPy's error state, goes with it); its exception is raised here."""
+    outcome = {}
+    context = contextvars.copy_context()
+
+    def call():
+        try:
+            outcome["value"] = context.run(fn, *args, **kwargs)
+        except BaseException as error:  # noqa: BLE001 - handed to the checker's thread
+            outcome["error"] = error
+
+    seconds = _TIME_LIMIT.get()
+    worker = threading.Thread(target=call, name=f"tfm check: {function_name(fn)}", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise Mismatch(_say("too_slow", label=label, fn=function_name(fn), seconds=format_value(seconds),
+                            variable=TIME_LIMIT_VARIABLE))
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _remember(value, label):
+    """Notes that the reader's function returned `value` on `label` (see `_reader_value_at_fault`)."""
+    returned = _RETURNED.get()
+    if returned is None:
+        return
+    returned["label"] = label
+    values = [value]  # and its items, read with the built-in types' own methods (never the reader's overrides)
+    if isinstance(value, tuple):
+        values += list(tuple.__iter__(value))
+    elif isinstance(value, list):
+        values += list(list.__iter__(value))
+    elif isinstance(value, dict):
+        values += list(dict.values(value))
+    # Numbers and strings are left out: Python shares such objects, so their identity says nothing.
+    returned["values"].extend(v for v in values if not isinstance(v, (int, float, str, bytes, type(None))))
+
+
+def _reader_value_at_fault(error):
+    """The label of the input on which the reader's returned value made the check fail with `error`, or None
+    when the error is on tfm's side.
+
+    The reader's value is at fault when its function has returned in this check and the error was raised by
+    the checker's own code (a module of `tfm.exercises`) while that code held one of the reader's values, calling
+    nothing but NumPy, Keras, TensorFlow or the value's own methods: `float(x)`, `len(x)`, `x[0]` on a value
+    that is not what the contract says. An error inside tfm's reference (another package of tfm, an optional
+    package missing) is tfm's.
+    """
+    returned = _RETURNED.get()
+    if returned is None or returned["label"] is None or isinstance(error, ImportError):
+        return None
+    frames = []
+    traceback = error.__traceback__
+    while traceback is not None:
+        frames.append(traceback.tb_frame)
+        traceback = traceback.tb_next
+    here = os.path.dirname(os.path.abspath(__file__))
+    ours = [i for i, frame in enumerate(frames) if os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here]
+    if not ours:
+        return None
+    held = {id(value) for value in returned["values"]}
+    for frame in frames[ours[-1] + 1:]:
+        library = frame.f_globals.get("__name__", "").split(".")[0] in _LIBRARIES
+        owner = frame.f_locals.get("self")
+        if not library and (owner is None or id(owner) not in held):
+            return None  # tfm's reference (or code the reader's value did not bring) raised
+    if not any(value is not None and id(value) in held for value in frames[ours[-1]].f_locals.values()):
+        return None
+    return returned["label"]
+
+
+# Packages whose code the checkers call on the reader's values (an error inside them is about those values).
+_LIBRARIES = ("numpy", "keras", "tensorflow", "ml_dtypes", "jax", "torch")
 
 
 def run_checker(name, fn, body, lang=None):
     """Runs `body()` (which raises `Mismatch` or returns the success sentence), prints it, returns the verdict.
 
-    Never raises on the reader's account: an error on tfm's side (an optional package missing) is printed
-    as one sentence too. The helpers `body` calls (`call_checked`, `compare`, `as_array`) write in `lang`.
+    Never raises on the reader's account: a value the reader's function returned that the checker cannot
+    read (an error while reading it, e.g. `len()` of a number) is named as the reader's, on the input where it
+    was returned; an error on tfm's side (an optional package missing) is printed as one sentence too. Each
+    call of the reader's function is given `time_limit()` seconds (`$TFM_CHECK_SECONDS`). The helpers `body`
+    calls (`call_checked`, `compare`, `as_array`) write in `lang`.
 
     Args:
         name: str. The checker's name, for the sentences about it.
@@ -297,22 +445,32 @@ def run_checker(name, fn, body, lang=None):
         False
     """
     lang = validate_language(lang)
+    seconds = time_limit()
     say = SENTENCES.sentences(lang)
     if not callable(fn):
         print(_sentence(say("needs_function", name=name, type=type(fn).__name__)))
         return False
-    language = _LANGUAGE.set(lang)
+    language, limit = _LANGUAGE.set(lang), _TIME_LIMIT.set(seconds)
+    returned = _RETURNED.set({"label": None, "values": []})
     try:
         with np.errstate(all="ignore"):  # overflow in a reader's float16 shows up as a mismatch, not a warning
             sentence = body()
     except Mismatch as mismatch:
         print(_sentence(str(mismatch)))
         return False
-    except Exception as error:  # noqa: BLE001 - tfm's side failed (e.g. an optional package is missing)
-        print(_sentence(say("no_reference", name=name, error=f"{type(error).__name__}: {error}")))
+    except Exception as error:  # noqa: BLE001 - the reader's value could not be read, or tfm's side failed
+        label = _reader_value_at_fault(error)
+        text = f"{type(error).__name__}: {error}".strip().splitlines()[0]
+        text = text if len(text) <= 160 else text[:157] + "..."
+        if label is not None:
+            print(_sentence(say("bad_return", label=label, fn=function_name(fn), error=text, name=name)))
+        else:  # e.g. an optional package is missing
+            print(_sentence(say("no_reference", name=name, error=text)))
         return False
     finally:
         _LANGUAGE.reset(language)
+        _TIME_LIMIT.reset(limit)
+        _RETURNED.reset(returned)
     print(_sentence(sentence))
     return True
 
@@ -333,7 +491,7 @@ def as_array(x, label, what):
         what: str. What it is ("the mask", "the score"), for the sentence.
 
     Raises:
-        Mismatch: `x` does not read as an array of numbers.
+        Mismatch: `x` does not read as an array of numbers (bool, int or float: not text, dates or complex).
 
     Example:
         >>> as_array(ops.ones((2,), dtype="float16"), "x", "the result").dtype.name
@@ -349,10 +507,16 @@ def as_array(x, label, what):
         array = np.asarray(x)
     except Exception:  # noqa: BLE001
         raise Mismatch(_say("unreadable", label=label, what=what, type=type(x).__name__)) from None
-    if array.dtype == object:
+    if array.dtype.kind == "V" or array.dtype == np.float16:  # bfloat16 and ml_dtypes' other floats
+        try:
+            array = array.astype("float32")
+        except (TypeError, ValueError):  # a structured array
+            raise Mismatch(_say("not_numbers", label=label, what=what, type=type(x).__name__)) from None
+    if array.dtype.kind not in "biuf":  # text ("mask"), objects (None, a dict), dates, complex numbers
         raise Mismatch(_say("not_numbers", label=label, what=what, type=type(x).__name__))
-    if array.dtype.kind == "V" or str(array.dtype) in ("bfloat16", "float16"):
-        array = array.astype("float32")
+    returned = _RETURNED.get()
+    if returned is not None:
+        returned["values"].append(array)  # read from the reader's value: an error reading it is theirs too
     return array
 
 

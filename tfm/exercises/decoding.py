@@ -42,7 +42,7 @@ def check_length_penalty(fn, *, lang=None):
     Contract: `fn(length, alpha) -> float`, `length` a Python int `|Y| >= 1`, `alpha` a float >= 0.
     Beam search ranks finished hypotheses by `log P(Y | X) / lp(Y)`.
 
-    Checked against `tfm.decoding.search_entry.length_penalty` for lengths 1 to 50 and alpha 0, 0.6 and 1.
+    Checked against `tfm.decoding.search_steps.length_penalty` for lengths 1 to 50 and alpha 0, 0.6 and 1.
 
     Args:
         fn: the reader's function, as the contract above says.
@@ -59,7 +59,7 @@ def check_length_penalty(fn, *, lang=None):
         correct: ...
         True
     """
-    from tfm.decoding.search_entry import length_penalty
+    from tfm.decoding.search_steps import length_penalty
 
     lang = validate_language(lang)
     say = _LENGTH_PENALTY.sentences(lang)
@@ -79,7 +79,7 @@ def check_length_penalty(fn, *, lang=None):
 
 
 def beam_step_reference(log_probs, token_log_probs):
-    """NumPy twin of the ranking rule in `tfm.decoding.search_entry.beam_search` (see `check_beam_step`).
+    """NumPy twin of the ranking rule in `tfm.decoding.beam.beam_search` (see `check_beam_step`).
 
     Args:
         log_probs: float `(B, K)`, the live hypotheses' log-probabilities.
@@ -276,7 +276,7 @@ def check_clipped_precision(fn, *, lang=None):
         numerator: how many of the hypothesis' n-grams match, each n-gram's count clipped to the
             most times it occurs in any single reference; denominator: how many n-grams the
             hypothesis has (`max(0, len(hypothesis) - n + 1)`). Both ints.
-    BLEU (`tfm.decoding.evaluation`, through sacreBLEU) sums these over the corpus for n = 1..4.
+    BLEU (`tfm.decoding.bleu`, through sacreBLEU) sums these over the corpus for n = 1..4.
 
     Checked against a Counter reference (which tests/test_exercises.py checks against sacreBLEU's
     counts) for n = 1..4 on Papineni's two examples, a clip by the max over references, a hypothesis

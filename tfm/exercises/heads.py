@@ -30,12 +30,12 @@ def _heads_cases(rng):
 
 
 def _split_heads_reference(x, num_heads):
-    """`tfm.MultiHeadAttention._split_heads`: `(B, T, N*H) -> (B, N, T, H)`, as the layer splits its projections."""
+    """`tfm.MultiHeadAttention.split_heads`: `(B, T, N*H) -> (B, N, T, H)`, as the layer splits its projections."""
     from tfm.layers.multi_head_attention import MultiHeadAttention
 
     head_dim = x.shape[-1] // num_heads
     layer = MultiHeadAttention(num_heads=num_heads, key_dim=head_dim, dtype="float32")
-    return ops.convert_to_numpy(layer._split_heads(x, head_dim))
+    return ops.convert_to_numpy(layer.split_heads(x, head_dim))
 
 
 _SPLIT_HEADS = Messages(
@@ -53,8 +53,8 @@ _SPLIT_HEADS = Messages(
         "single": "배치 1, 위치 하나, x {x}, num_heads={n}",
         "one_head": "헤드 하나, x {x}, num_heads={n}",
         "heads": "출력",
-        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm.MultiHeadAttention과 같이 나눕니다, "
-                   "(B, T, N*H) -> (B, N, T, H)",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm.MultiHeadAttention과 같이 "
+                   "(B, T, N*H)를 (B, N, T, H)로 나눕니다",
     },
 )
 
@@ -69,7 +69,7 @@ def check_split_heads(fn, *, lang=None):
         Returns float `(B, N, T, H)`: `heads[b, i, t]` is features `i * H ... (i + 1) * H - 1` of `x[b, t]`,
         so that each head attends over all `T` positions with its own `H` features.
 
-    Checked against `tfm.MultiHeadAttention._split_heads` (the layer's own split) on `np.arange(48)` shaped
+    Checked against `tfm.MultiHeadAttention.split_heads` (the layer's own split) on `np.arange(48)` shaped
     `(2, 3, 8)` with 2 heads (every value names its place), random inputs with 3 heads, batch 1 with one
     position, and one head.
 
@@ -120,8 +120,8 @@ _MERGE_HEADS = Messages(
         "single": "배치 1, 위치 하나, x {x}에서 나눈 헤드 {h}",
         "one_head": "헤드 하나, x {x}에서 나눈 헤드 {h}",
         "merged": "합친 출력",
-        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm.MultiHeadAttention의 나누기를 되돌립니다, "
-                   "(B, N, T, H) -> (B, T, N*H)",
+        "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm.MultiHeadAttention의 나누기를 되돌려 "
+                   "(B, N, T, H)를 (B, T, N*H)로 합칩니다",
     },
 )
 
@@ -135,7 +135,7 @@ def check_merge_heads(fn, *, lang=None):
         Returns float `(B, T, N * H)`: `merged[b, t]` is `heads[b, 0, t]`, then `heads[b, 1, t]`, ... (the
         inverse of `check_split_heads`'s split).
 
-    Checked against `tfm.MultiHeadAttention`: the heads are the layer's own split (`_split_heads`) of an input
+    Checked against `tfm.MultiHeadAttention`: the heads are the layer's own split (`split_heads`) of an input
     `x`, and merging them must give `x` back, as the end of the layer's `call` does (transpose, then reshape),
     on `np.arange(48)` shaped `(2, 3, 8)` with 2 heads, random inputs with 3 heads, batch 1 with one position,
     and one head.

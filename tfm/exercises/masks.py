@@ -43,8 +43,8 @@ _PADDING_MASK = Messages(
         "float16": "표준편차 15인 float16 scores, source_ids {ids}, scores {s}",
         "not_pair": "{label}에서 (mask, weights) 한 쌍을 돌려주어야 하는데 받은 값은 {type}{length}입니다",
         "length": " (길이 {n})",
-        "not_boolean": "{label}에서 마스크에 True/False가 아닌 값이 들어 있습니다 (예: {value}); 불리언을 "
-                       "돌려주십시오 (True = 실제 토큰)",
+        "not_boolean": "{label}에서 마스크에 True/False가 아닌 값이 들어 있습니다 (예: {value}). boolean 값을 "
+                       "돌려주세요 (True = 실제 토큰)",
         "mask": "마스크",
         "weights": "어텐션 가중치",
         "correct": "정답입니다: {fn} 함수가 입력 {n}개 모두에서 tfm.layers.masks.padding_mask와 "
@@ -149,8 +149,8 @@ _CAUSAL_MASK = Messages(
     ko={
         "length": "length={length}",
         "mask": "마스크",
-        "not_boolean": "{label}에서 마스크에 True/False가 아닌 값이 들어 있습니다 (예: {value}); 불리언을 "
-                       "돌려주십시오 (True = 어텐션할 수 있음)",
+        "not_boolean": "{label}에서 마스크에 True/False가 아닌 값이 들어 있습니다 (예: {value}). boolean 값을 "
+                       "돌려주세요 (True = 어텐션할 수 있음)",
         "correct": "정답입니다: {fn} 함수가 길이 1, 2, 5 모두에서 tfm.layers.masks.causal_mask 결과와 일치합니다",
     },
 )

@@ -58,13 +58,13 @@ _REST_RESPONSE = Messages(
         "umlauts": "ASCII가 아닌 글자가 있는 출력 2개 (두 번째는 잘림)",
         "single": "배치 1",
         "not_dict": "{label}에서 응답 본문을 dict로 돌려주어야 하는데 받은 값의 타입은 {type}입니다",
-        "not_json": "{label}에서 응답 본문을 JSON으로 쓸 수 없습니다 ({error}); 문자열을 디코딩하고 NumPy 숫자를 "
-                    "Python 숫자로 바꾸십시오",
-        "keys": "{label}에서 본문의 키는 {got}입니다; TF Serving의 row 형식에는 {expected} 키가 있습니다",
+        "not_json": "{label}에서 응답 본문을 JSON으로 쓸 수 없습니다 ({error}). 문자열을 디코딩하고 NumPy 숫자를 "
+                    "Python 숫자로 바꾸세요",
+        "keys": "{label}에서 본문의 키는 {got}입니다. TF Serving의 row 형식에는 {expected} 키가 있어야 합니다",
         "rows": "{label}에서 \"predictions\"는 입력마다 하나씩, 객체 {expected}개의 리스트여야 하는데 받은 값은 "
                 "{got}입니다",
-        "row_keys": "{label}에서 prediction {i}의 키는 {got}입니다; 시그니처의 출력마다 키가 하나씩 {expected} "
-                    "있어야 합니다",
+        "row_keys": "{label}에서 prediction {i}의 키는 {got}입니다. 시그니처의 출력마다 키가 하나씩 있어야 합니다: "
+                    "{expected}",
         "value": "{label}에서 prediction {i}의 \"{output}\" 값은 {expected}이어야 하는데 {got}입니다",
         "correct": "정답입니다: {fn} 함수가 출력 배치 {n}개 모두에서 TF Serving의 row 형식 응답을 씁니다",
     },

@@ -39,8 +39,8 @@ _LABEL_SMOOTHED_LOSS = Messages(
         "single": "배치 1, 위치 하나, logits {logits}",
         "no_smoothing": "label_smoothing=0, 패딩 있음, logits {logits}",
         "pad_id": "pad_id=2, 패딩 있음, logits {logits}",
-        "float16": "값이 약 40까지 커지는 float16 logits, 패딩 있음, logits {logits}",
-        "bfloat16": "bfloat16 logits, 패딩 있음, logits {logits}",
+        "float16": "값이 약 40까지 커지는 float16 로짓, 패딩 있음, logits {logits}",
+        "bfloat16": "bfloat16 로짓, 패딩 있음, logits {logits}",
         "not_scalar": "{label}에서 스칼라 손실(실제 토큰에 대한 평균)을 돌려주어야 하는데 받은 값의 shape은 "
                       "{shape}입니다",
         "loss": "손실",

@@ -16,7 +16,7 @@ import math
 import keras
 from keras import ops
 
-from tfm.config.rules import SAME_WIDTH_SCORES, SCORES, validate_score  # noqa: F401  SCORES: the layer's choices
+from tfm.config.rnn_args import SAME_WIDTH_SCORES, validate_score
 
 
 @keras.saving.register_keras_serializable(package="tfm")

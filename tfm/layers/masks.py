@@ -18,7 +18,6 @@ padding masks). One name per kind of mask, the same in every layer, model and se
 `merge_masks` names its inputs by axis instead: `key_mask` `(B, S)` and `query_mask` `(B, T)`.
 """
 
-import keras
 from keras import ops
 
 from tfm.special_tokens import PAD_ID
@@ -109,5 +108,3 @@ def merge_masks(key_mask=None, query_mask=None, causal=False, query_length=None,
     return mask
 
 
-__all__ = ["PAD_ID", "padding_mask", "causal_mask", "merge_masks"]
-del keras

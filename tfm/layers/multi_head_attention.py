@@ -108,7 +108,23 @@ class MultiHeadAttention(keras.layers.Layer):
         self.output_dense.build(tuple(query_shape[:-1]) + (self.num_heads * self.value_dim,))
         self.built = True
 
-    def _split_heads(self, x, head_dim):
+    def split_heads(self, x, head_dim):
+        """One projection split into `num_heads` heads (§3.2.2): `(B, T, N*H) -> (B, N, T, H)`.
+
+        Args:
+            x: float `(B, T, N*H)`, a query, key or value projection.
+            head_dim: int. `H` (`key_dim` for queries and keys, `value_dim` for values).
+
+        Returns:
+            float `(B, N, T, H)`: head `n` is the features `n*H ... (n+1)*H - 1` of every position.
+
+        Example:
+            >>> layer = MultiHeadAttention(num_heads=2, key_dim=3)
+            >>> x = keras.ops.reshape(keras.ops.arange(12, dtype="float32"), (1, 2, 6))   # (B, T, N*H)
+            >>> heads = layer.split_heads(x, 3)
+            >>> tuple(heads.shape), keras.ops.convert_to_numpy(heads[0, 1]).tolist()   # head 1: features 3-5
+            ((1, 2, 2, 3), [[3.0, 4.0, 5.0], [9.0, 10.0, 11.0]])
+        """
         b, t = ops.shape(x)[0], ops.shape(x)[1]
         x = ops.reshape(x, (b, t, self.num_heads, head_dim))  # (B, T, N*H) -> (B, T, N, H)
         return ops.transpose(x, (0, 2, 1, 3))  # (B, T, N, H) -> (B, N, T, H)
@@ -196,8 +212,8 @@ class MultiHeadAttention(keras.layers.Layer):
             True
         """
         key = value if key is None else key
-        k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, N, S, d_k)
-        v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, N, S, d_v)
+        k = self.split_heads(self.key_dense(key), self.key_dim)  # (B, N, S, d_k)
+        v = self.split_heads(self.value_dense(value), self.value_dim)  # (B, N, S, d_v)
         return self._stack_kv(k, v)  # (B, 2, N, S, H)
 
     def empty_cache(self, batch_size, max_length):
@@ -290,22 +306,22 @@ class MultiHeadAttention(keras.layers.Layer):
             value = query
         if key is None:
             key = value
-        q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, T, D) -> (B, N, T, H)
+        q = self.split_heads(self.query_dense(query), self.key_dim)  # (B, T, D) -> (B, N, T, H)
         if isinstance(cache, (tuple, list)):  # (keys, values): read as is, or append the new positions
             k, v = cache
             if read_only:  # no weights: `call_with_scores` takes no cache
                 output = self._attend_shared(q, k, v, attention_mask, use_causal_mask, training)
                 return output, None, (k, v)
-            new_k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, T, D) -> (B, N, T, d_k)
-            new_v = self._split_heads(self.value_dense(value), self.value_dim)
+            new_k = self.split_heads(self.key_dense(key), self.key_dim)  # (B, T, D) -> (B, N, T, d_k)
+            new_v = self.split_heads(self.value_dense(value), self.value_dim)
             k = ops.concatenate([k, ops.cast(new_k, k.dtype)], axis=2)  # (B, N, index + T, d_k)
             v = ops.concatenate([v, ops.cast(new_v, v.dtype)], axis=2)
             cache = (k, v)
         elif read_only:
             k, v = self._read_cache(cache)  # (B, N, S, H) each
         else:
-            k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, S, D) -> (B, N, S, H)
-            v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, S, D) -> (B, N, S, H)
+            k = self.split_heads(self.key_dense(key), self.key_dim)  # (B, S, D) -> (B, N, S, H)
+            v = self.split_heads(self.value_dense(value), self.value_dim)  # (B, S, D) -> (B, N, S, H)
             if cache is not None:
                 cache = self._write_cache(cache, self._stack_kv(k, v), cache_update_index)
                 k, v = self._read_cache(cache)  # (B, N, S_max, H)

@@ -16,7 +16,7 @@ Three decoders from the papers the Transformer replaced:
 import keras
 from keras import ops
 
-from tfm.config.rules import ATTENTIONS, resolve_attention_args, validate_rnn_args  # noqa: F401
+from tfm.config.rnn_args import resolve_attention_args, validate_rnn_args
 from tfm.layers.attention import Attention
 from tfm.layers.rnn_encoder import states_per_layer
 

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from tfm.config.rules import CELLS, validate_rnn_args  # noqa: F401  CELLS: the layer's choices
+from tfm.config.rnn_args import validate_rnn_args
 from tfm.layers.masks import padding_mask as padding_mask_of
 
 

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from tfm.config.rules import validate_fraction
+from tfm.config.validation import validate_fraction
 from tfm.special_tokens import RESERVED_TOKENS, UNK_ID
 
 

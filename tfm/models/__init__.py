@@ -2,14 +2,13 @@
 
     transformer.py   `Transformer` (§3, Figure 1)
     seq2seq.py       `Seq2Seq`: Sutskever's, Bahdanau's and Luong's RNN encoder-decoders
-    presets.py       `from_preset(name_or_config, **overrides)`, shared by both
+    presets.py       `from_preset(name | config | run folder, **overrides)`, shared by both
     decoding_state.py  `DecodingState`: what `encode` returns and `decode_step` carries, for both models
     quantization.py  `quantized_copy(model, "int8")`: int8 Dense kernels for serving
-    registry.py      model names (`MODELS`) and `make_config`: what `tfm train --model M --preset P` builds
 
-The registry (`MODELS`, `make_config`, ...) and `Seq2SeqConfig` import no TensorFlow;
-`Transformer`, `Seq2Seq` and their builders are imported on first use (PEP 562), so
-`tfm.models.registry.MODELS` costs the CLI nothing.
+One constructor: `Transformer(config)` / `Seq2Seq(config)`, and `X.from_preset(...)`, which also builds (and
+loads) the model of a run folder. The models are imported on first use (PEP 562), so `import tfm.models` starts
+no TensorFlow.
 
 Example:
     >>> import tfm.models
@@ -18,22 +17,17 @@ Example:
 """
 
 from tfm._lazy import lazy_attributes as _lazy_attributes
-from tfm.config import Seq2SeqConfig
-from tfm.models.registry import MODELS, as_config, build_model, config_class, make_config, model_name
 
 # Public name -> the module that defines it (imported on first use).
 _LAZY = {
     "Transformer": "tfm.models.transformer",
-    "build_transformer": "tfm.models.transformer",
     "Seq2Seq": "tfm.models.seq2seq",
-    "build_seq2seq": "tfm.models.seq2seq",
     "DecodingState": "tfm.models.decoding_state",
     "quantized_copy": "tfm.models.quantization",
 }
-_SUBMODULES = ("decoding_state", "presets", "quantization", "registry", "seq2seq", "transformer")
+_SUBMODULES = ("decoding_state", "presets", "quantization", "seq2seq", "transformer")
 
-__all__ = sorted(["MODELS", "Seq2SeqConfig", "as_config", "build_model", "config_class", "make_config", "model_name",
-                  *_LAZY])
+__all__ = sorted(_LAZY)
 
 
 __getattr__, __dir__ = _lazy_attributes(__name__, _LAZY, _SUBMODULES)

@@ -35,7 +35,7 @@ def quantized_copy(model, mode="int8"):
     """A copy of `model` with `mode` weights in its Dense layers; `model` itself is not changed.
 
     Args:
-        model: a built `Transformer` or `Seq2Seq` (anything with a `config` that `tfm.models.build_model`
+        model: a built `Transformer` or `Seq2Seq` (anything with a `config` that its class's `from_preset`
             builds) with its trained weights.
         mode: str, one of `QUANTIZE_MODES` ("int8": Keras' per-channel abs-max int8 kernels, inputs
             quantized per row at run time).
@@ -60,8 +60,6 @@ def quantized_copy(model, mode="int8"):
     """
     import keras
 
-    from tfm.models.registry import build_model
-
     mode = validate_quantize(mode)
     if mode is None:
         raise ValueError("quantize=None: nothing to quantize (pass 'int8')")
@@ -71,7 +69,7 @@ def quantized_copy(model, mode="int8"):
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy(policy.name)
     try:
-        copy = build_model(model.config)
+        copy = type(model).from_preset(model.config)
     finally:
         keras.config.set_dtype_policy(previous)
     copy.set_weights(model.get_weights())

@@ -13,7 +13,7 @@ search serve both.
 
 import keras
 
-from tfm.config.configs import Seq2SeqConfig
+from tfm.config import Seq2SeqConfig
 from tfm.layers.masks import padding_mask
 from tfm.layers.rnn_decoder import RNNDecoder
 from tfm.layers.rnn_encoder import RNNEncoder, states_per_layer
@@ -221,17 +221,3 @@ class Seq2Seq(PresetMixin, keras.Model):
         config = dict(config)
         return cls(Seq2SeqConfig.from_dict(config.pop("config")), **config)
 
-
-def build_seq2seq(config):
-    """A built `Seq2Seq` for `config` (a `Seq2SeqConfig` or a preset name): `Seq2Seq.from_preset`.
-
-    Returns:
-        `keras.Model` taking `(source_ids, target_ids)` int tensors (0 = padding)
-        and returning float32 logits `(B, T, vocab_size)`.
-
-    Example:
-        >>> model = build_seq2seq("tiny")                        # Seq2SeqConfig.tiny()
-        >>> model.config.attention, model.config.units, model.built
-        ('bahdanau', 64, True)
-    """
-    return Seq2Seq.from_preset(config)

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from tfm.config.configs import TransformerConfig
+from tfm.config import TransformerConfig
 from tfm.layers.decoder import Decoder
 from tfm.layers.encoder import Encoder
 from tfm.layers.masks import padding_mask
@@ -39,7 +39,8 @@ class Transformer(PresetMixin, keras.Model):
     decoding, the interface `Seq2Seq` shares (`tfm.decoding` drives either through it):
     `encode` -> a `DecodingState`, `decode_step` -> `(logits, state)`.
 
-    Build one with `Transformer.from_preset(name_or_config, **overrides)` (keras-hub's front door).
+    Build one with `Transformer(config)` or `Transformer.from_preset(name | config | run folder, **overrides)`
+    (keras-hub's front door; a run folder gives the trained model).
 
     Example:
         >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1)  # D = 64
@@ -73,8 +74,8 @@ class Transformer(PresetMixin, keras.Model):
             self.source_embedding = TokenEmbedding(c.vocab_size, c.d_model, name="source_embedding", dtype=dtype)
             self.target_embedding = TokenEmbedding(c.vocab_size, c.d_model, name="target_embedding", dtype=dtype)
             self.output_projection = keras.layers.Dense(c.vocab_size, name="output_projection", dtype="float32")
-        # Room for decoding up to (input length + max_extra_length) tokens (§6.1).
-        positions = c.max_length + c.max_extra_length + 1
+        # Room for outputs up to input length + extra_positions tokens (§6.1), then END.
+        positions = c.max_length + c.extra_positions + 1
         if c.positional == "sinusoidal":
             self.source_positions = PositionalEncoding(positions, name="positional_encoding", dtype=dtype)
             self.target_positions = self.source_positions
@@ -117,15 +118,15 @@ class Transformer(PresetMixin, keras.Model):
 
     @property
     def max_decode_steps(self):
-        """int: decoder positions the model has, `max_length + max_extra_length + 1` (§6.1: room for an output of
-        input length + `max_extra_length` subwords, then END): no search runs more steps.
+        """int: decoder positions the model has, `max_length + extra_positions + 1` (§6.1: room for an output of
+        input length + `extra_positions` subwords, then END): no search runs more steps.
 
         Example:
-            >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1, max_length=16, max_extra_length=4)
+            >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1, max_length=16, extra_positions=4)
             >>> model.max_decode_steps                            # 16 + 4 + 1
             21
         """
-        return int(self.config.max_length + self.config.max_extra_length + 1)
+        return int(self.config.max_length + self.config.extra_positions + 1)
 
     # Pieces used by training, decoding and the notebooks -------------------
     def _embed_source(self, source_ids, training):
@@ -314,17 +315,3 @@ class Transformer(PresetMixin, keras.Model):
         config = dict(config)
         return cls(TransformerConfig.from_dict(config.pop("config")), **config)
 
-
-def build_transformer(config):
-    """A built `Transformer` for `config` (a `TransformerConfig` or a preset name): `Transformer.from_preset`.
-
-    Returns:
-        `keras.Model` taking `(source_ids, target_ids)` int tensors (0 = padding)
-        and returning float32 logits `(B, T, vocab_size)`.
-
-    Example:
-        >>> model = build_transformer("tiny")                    # TransformerConfig.tiny()
-        >>> model.config.num_layers, model.config.d_model, model.built
-        (2, 64, True)
-    """
-    return Transformer.from_preset(config)

@@ -6,7 +6,7 @@
     linearization.py    tree -> "(S (NP XX XX ) XX )" and back, repairing what is ill formed
     evalb.py            labeled bracket F1 the EVALB way (COLLINS.prm), the right-branching baseline, Table 4
     tree_constraint.py  `TreeConstraint`: the search writes only well-formed trees (a `tfm.decoding.Constraint`)
-    evaluation.py       a run's model parses a split, its trees are rebuilt and scored (`tfm evaluate`)
+    parse_and_score.py  a run's model parses a split, its trees are rebuilt and scored (`tfm evaluate`)
     treebank.py         NLTK's Penn Treebank sample: reading it, the splits, sentence -> linearized tree pairs
     (the pictures of trees, `plot_tree` and `plot_learning_curve`, are `tfm.viz`'s)
 
@@ -59,10 +59,10 @@ _EXPORTS = {
     "right_branching_tree": "evalb",
     "sentence_brackets": "evalb",
     "TreeConstraint": "tree_constraint",
-    "evaluate_parsing": "evaluation",
-    "evaluate_run": "evaluation",
-    "one_line": "evaluation",
-    "split_trees": "evaluation",
+    "evaluate_parsing": "parse_and_score",
+    "evaluate_run": "parse_and_score",
+    "one_line": "parse_and_score",
+    "split_trees": "parse_and_score",
     "WSJ_TRAIN_SENTENCES": "evalb",
     "learning_curve_trend": "evalb",
     "load_ptb_parse": "treebank",

@@ -27,7 +27,7 @@ import collections
 import nltk
 import numpy as np
 
-from tfm.parsing.trees import (  # noqa: F401  PUNCTUATION_TAGS: COLLINS.prm's DELETE_LABEL, read here
+from tfm.parsing.trees import (  # PUNCTUATION_TAGS: COLLINS.prm's DELETE_LABEL
     EMPTY_ELEMENT_TAG,
     LEAF_TOKEN,
     PUNCTUATION_TAGS,

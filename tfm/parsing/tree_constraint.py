@@ -89,7 +89,7 @@ class TreeConstraint(Constraint):
         if missing:
             raise ValueError(f"the vocabulary ({len(pieces)} pieces) has no {', no '.join(missing)} piece: "
                              "learn the tokenizer with the trees' tokens as whole pieces "
-                             "(train_tokenizer(..., whole_tokens=tfm.parsing.treebank.whole_tokens(pairs)))")
+                             "(train_tokenizer(..., whole_tokens=tfm.parsing.treebank.tree_whole_tokens(pairs)))")
         word_start = np.array([p.startswith(WORD_START) for p in pieces])
         word_start[: len(RESERVED_TOKENS)] = False
         self.vocab_size = len(pieces)

@@ -280,7 +280,7 @@ def load_ptb_parse(split="train", data_dir=None, download=True, typed_closing=Fa
     return tf.data.Dataset.from_tensor_slices((tf.constant(sources, tf.string), tf.constant(targets, tf.string)))
 
 
-def whole_tokens(pairs):
+def tree_whole_tokens(pairs):
     """The target tokens a parsing run keeps as one subword each (`train_tokenizer`'s `whole_tokens`): every
     label, bracket and leaf token of the training trees (`tfm.parsing.tree_tokens`).
 
@@ -294,7 +294,7 @@ def whole_tokens(pairs):
         >>> import tempfile
         >>> tmp = tempfile.TemporaryDirectory()
         >>> data_dir = write_example_treebank(tmp.name)   # every file holds "The man saw a dog ."
-        >>> whole_tokens(load_ptb_parse("train", data_dir=data_dir, download=False))
+        >>> tree_whole_tokens(load_ptb_parse("train", data_dir=data_dir, download=False))
         ['(NP', '(S', '(VP', ')', 'XX']
     """
     return tree_tokens(target.decode("utf-8") for _, target in pairs.as_numpy_iterator())

@@ -164,7 +164,7 @@ def base_label(label):
 def tree_tokens(targets):
     """The sorted set of tokens in linearized trees (`linearize`'s output joined by spaces):
     "(LABEL" openers, closers and the leaf token. The tokenizer keeps each one a single subword
-    (`tfm.parsing.treebank.whole_tokens`), so a target is as many subwords as tokens (61.6 on average)
+    (`tfm.parsing.treebank.tree_whole_tokens`), so a target is as many subwords as tokens (61.6 on average)
     instead of 1.3 times as many (2,000-subword BPE, which spells "(NP" as "▁(" + "NP").
 
     Args:

@@ -8,10 +8,8 @@ CTranslate2, and one Python calling convention over both, `Translator`'s:
     ctranslate2.py              `export_ctranslate2(run, folder)`: the model as CTranslate2's spec, written
     ctranslate2_translator.py   `CTranslate2Translator` (runs an exported folder; no TensorFlow)
     metadata.py                 what both exports share: the record beside the model (tfm_export.json), the
-                                model and tokenizer an export writes, the input rule on a batch; no TensorFlow
-
-`saved_model.py` and `ctranslate2.py` re-export their translator, so `from tfm.serving.saved_model import
-SavedModelTranslator` and `from tfm.serving.ctranslate2 import CTranslate2Translator` work too.
+                                model, tokenizer and decoding settings an export writes; no TensorFlow
+    export_folder.py            an export's folder: checked before any work, written whole or not at all
 
 Names are imported on first use (PEP 562).
 
@@ -30,7 +28,8 @@ _EXPORTS = {
     "CTranslate2Translator": "tfm.serving.ctranslate2_translator",
     **dict.fromkeys(("METADATA_FILE", "read_metadata", "resolve_model", "write_metadata"), "tfm.serving.metadata"),
 }
-_SUBMODULES = ("ctranslate2", "ctranslate2_translator", "metadata", "saved_model", "saved_model_translator")
+_SUBMODULES = ("ctranslate2", "ctranslate2_translator", "export_folder", "metadata", "saved_model",
+               "saved_model_translator")
 
 __all__ = sorted(_EXPORTS)
 

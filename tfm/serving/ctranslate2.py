@@ -36,8 +36,8 @@ Not representable (refused with a message): `Seq2Seq` models, and `d_k != d_v`
 
 The translator, `CTranslate2Translator`, lives in `tfm.serving.ctranslate2_translator` (no TensorFlow: it
 needs only `ctranslate2` and `sentencepiece`), whose docstring says how its decoding follows tfm's rules
-(tokens, output limit, scores, input); this module re-exports it. Here: the spec (`ctranslate2_spec`,
-`validate_convertible`) and the export (`export_ctranslate2`, `validate_output_dir`, `QUANTIZATIONS`).
+(tokens, output limit, scores, input). Here: the spec (`ctranslate2_spec`, `validate_convertible`) and
+the export (`export_ctranslate2`, `validate_ctranslate2_dir`, `QUANTIZATIONS`).
 
 Example:
     >>> QUANTIZATIONS   # CTranslate2's weight types an export may write (None: float32)
@@ -48,22 +48,9 @@ import os
 
 import numpy as np
 
-from tfm.runs.atomic import atomic_folder
-
-# The translator lives beside this module (it imports no TensorFlow); re-exported with SUPPRESSED, so
-# `from tfm.serving.ctranslate2 import CTranslate2Translator` works as before.
-from tfm.serving.ctranslate2_translator import (  # noqa: F401
-    SENTENCEPIECE_FILE,
-    SUPPRESSED,
-    CTranslate2Translator,
-    _require_ctranslate2,
-)
-from tfm.serving.metadata import (
-    METADATA_FILE,
-    read_metadata,  # noqa: F401  (the examples', and tfm.serving.ctranslate2.read_metadata)
-    resolve_model,
-    write_metadata,
-)
+from tfm.serving.export_folder import atomic_folder, validate_output_folder
+from tfm.serving.ctranslate2_translator import SENTENCEPIECE_FILE, import_ctranslate2
+from tfm.serving.metadata import METADATA_FILE, resolve_model, write_metadata
 from tfm.special_tokens import END, START, UNK
 
 # What an export folder holds: CTranslate2's files and tfm's (nothing else is replaced by --overwrite).
@@ -118,11 +105,12 @@ def validate_convertible(model):
         model: a tfm model.
 
     Returns:
-        None; raises `ValueError` saying why otherwise.
+        the model; raises `ValueError` saying why otherwise.
 
     Example:
         >>> import tfm
-        >>> validate_convertible(tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1))
+        >>> type(validate_convertible(tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1))).__name__
+        'Transformer'
         >>> validate_convertible(tfm.Seq2Seq.from_preset("tiny", vocab_size=70))
         Traceback (most recent call last):
         ValueError: the CTranslate2 export takes a tfm Transformer, got Seq2Seq (the RNN seq2seq models have ...)
@@ -135,6 +123,7 @@ def validate_convertible(model):
     c = model.config
     if c.head_key_dim != c.head_value_dim:
         raise ValueError(f"CTranslate2 needs d_k == d_v; this model has d_k={c.head_key_dim}, d_v={c.head_value_dim}")
+    return model
 
 
 def ctranslate2_spec(model, vocabulary):
@@ -158,7 +147,7 @@ def ctranslate2_spec(model, vocabulary):
         >>> spec.encoder.embeddings[0].weight.shape, spec.config.eos_token
         ((70, 64), '[END]')
     """
-    ctranslate2 = _require_ctranslate2()
+    ctranslate2 = import_ctranslate2()
     from ctranslate2.specs import transformer_spec
 
     validate_convertible(model)
@@ -198,8 +187,8 @@ def ctranslate2_spec(model, vocabulary):
     return spec
 
 
-def validate_output_dir(output_dir, overwrite=False):
-    """The output-path rule (`tfm.runs.folder.validate_output_folder`) for a CTranslate2 export: checked before
+def validate_ctranslate2_dir(output_dir, overwrite=False):
+    """The output-path rule (`tfm.serving.export_folder.validate_output_folder`) for a CTranslate2 export: checked before
     any work.
 
     Args:
@@ -219,13 +208,11 @@ def validate_output_dir(output_dir, overwrite=False):
     Example:
         >>> folder = tempfile.mkdtemp()
         >>> open(os.path.join(folder, "model.bin"), "w").close()
-        >>> validate_output_dir(folder)
+        >>> validate_ctranslate2_dir(folder)
         Traceback (most recent call last):
         FileExistsError: --output '...' already holds a CTranslate2 export; replace it with --overwrite ...
     """
-    from tfm.runs import folder as runs  # Keras: kept out of CTranslate2Translator's import (no TensorFlow)
-
-    return runs.validate_output_folder(os.fspath(output_dir), overwrite=overwrite, marker="model.bin",
+    return validate_output_folder(os.fspath(output_dir), overwrite=overwrite, marker="model.bin",
                                        entries=CTRANSLATE2_FILES, kind="a CTranslate2 export")
 
 
@@ -236,24 +223,24 @@ def export_ctranslate2(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
     Args:
         run_or_model: a run folder, a `(model, tokenizer)` pair, or a model with `tokenizer=`
             (`tfm.serving.metadata.resolve_model`).
-        output_dir: str or path, a new or empty folder. Checked before any work (`validate_output_dir`);
+        output_dir: str or path, a new or empty folder. Checked before any work (`validate_ctranslate2_dir`);
             written into a temporary sibling and renamed into place only when complete.
         tokenizer: the `SubwordTokenizer` when `run_or_model` is a bare model.
-        checkpoint: which weights of a run folder (see `tfm.runs.load_run`).
+        checkpoint: which weights of a run folder (`tfm.runs.weights_path`; None: "auto").
         quantization: None (float32) or one of `QUANTIZATIONS` (CTranslate2's weight types; `int8`
             is the fast one on CPUs).
         overwrite: bool. Replace a previous CTranslate2 export in `output_dir` (only once the new one
             is complete). Defaults to `False`: an existing export is refused.
 
     Returns:
-        str: `output_dir`. Its `tfm_export.json` records the model config's beam size and α as the
+        str: `output_dir`. Its `tfm_export.json` records the run's beam size and α (§6.1's for a model) as the
         translator's defaults (CTranslate2 chooses both per call), the length limits, the quantization
         and where the weights came from.
 
     Raises:
         FileExistsError: `output_dir` holds something other than a CTranslate2 export, or one and
             `overwrite` is False.
-        NotADirectoryError, tfm.runs.WriteError: a path no export can go to (`validate_output_dir`).
+        NotADirectoryError, tfm.runs.WriteError: a path no export can go to (`validate_ctranslate2_dir`).
         ValueError: a model CTranslate2 cannot run (`validate_convertible`), an unknown quantization, or
             `output_dir` inside one of a run's own files.
 
@@ -266,16 +253,17 @@ def export_ctranslate2(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
         >>> folder = export_ctranslate2((model, tokenizer), tempfile.mkdtemp() + "/numbers-ct2", quantization="int8")
         >>> sorted(os.listdir(folder))
         ['config.json', 'model.bin', 'sentencepiece.model', 'shared_vocabulary.json', 'tfm_export.json']
+        >>> from tfm.serving.metadata import read_metadata
         >>> metadata = read_metadata(folder)
         >>> metadata["format"], metadata["quantization"], metadata["beam_size"]
         ('ctranslate2', 'int8', 4)
     """
-    ctranslate2 = _require_ctranslate2()
+    ctranslate2 = import_ctranslate2()
     output_dir = os.fspath(output_dir)
     if quantization is not None and quantization not in QUANTIZATIONS:
         raise ValueError(f"quantization={quantization!r}: expected one of {', '.join(QUANTIZATIONS)}")
-    target = validate_output_dir(output_dir, overwrite=overwrite)  # before any work
-    model, tokenizer, source = resolve_model(run_or_model, tokenizer=tokenizer, checkpoint=checkpoint)
+    target = validate_ctranslate2_dir(output_dir, overwrite=overwrite)  # before any work
+    model, tokenizer, source, decoding = resolve_model(run_or_model, tokenizer=tokenizer, checkpoint=checkpoint)
     spec = ctranslate2_spec(model, tokenizer.vocabulary())
     spec.validate()
     spec.optimize(quantization=quantization)
@@ -286,8 +274,8 @@ def export_ctranslate2(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
             f.write(tokenizer.model_proto)
         write_metadata(folder, {
             "format": "ctranslate2", "ctranslate2_version": ctranslate2.__version__,
-            "quantization": quantization or "float32", "beam_size": int(c.beam_size),
-            "alpha": float(c.length_penalty), "max_source_length": int(c.max_length),
-            "max_extra_length": int(c.max_extra_length), "model": type(model).__name__, "model_config": c.to_dict(),
+            "quantization": quantization or "float32", "beam_size": decoding.beam_size,
+            "alpha": decoding.length_penalty, "max_source_length": int(c.max_length),
+            "max_extra_length": int(c.extra_positions), "model": type(model).__name__, "model_config": c.to_dict(),
             **source})
     return output_dir

@@ -7,10 +7,9 @@ only `ctranslate2` and `sentencepiece` installed.
 
 No TensorFlow or Keras is imported here (nor by `tfm.serving.metadata`, which reads the export's record), so a
 server that only translates needs neither. The converter, `tfm.serving.ctranslate2`, imports from this module
-what both read (`SENTENCEPIECE_FILE`, the check that `ctranslate2` is installed) and re-exports
-`CTranslate2Translator` and `SUPPRESSED`: `from tfm.serving.ctranslate2 import CTranslate2Translator` works too.
+what both read (`SENTENCEPIECE_FILE`, `import_ctranslate2`).
 
-Decoding follows tfm's rules (`tfm.decoding.search_entry`) where CTranslate2 lets it:
+Decoding follows tfm's rules (`tfm.decoding.greedy_or_beam`) where CTranslate2 lets it:
 
 - **Tokens**: `[PAD]` and `[START]` are never written and `[END]` may come first (a blank
   translation), so each step chooses among the tokens tfm's search chooses among, with the same
@@ -45,9 +44,9 @@ import logging
 import numbers
 import os
 
-from tfm.config.rules import validate_length_penalty
+from tfm.config.validation import validate_length_penalty
 from tfm.decoding import input_rule
-from tfm.serving.metadata import check_sentences, read_metadata
+from tfm.serving.metadata import read_metadata
 from tfm.special_tokens import PAD, START
 
 # The name the translator has always logged under (it was defined in tfm.serving.ctranslate2).
@@ -58,7 +57,16 @@ SENTENCEPIECE_FILE = "sentencepiece.model"
 SUPPRESSED = [[PAD], [START]]
 
 
-def _require_ctranslate2():
+def import_ctranslate2():
+    """The `ctranslate2` module, or an ImportError that says how to install it (an optional dependency).
+
+    Returns:
+        the `ctranslate2` module.
+
+    Example:
+        >>> import_ctranslate2().__name__
+        'ctranslate2'
+    """
     try:
         import ctranslate2
     except ImportError as error:
@@ -68,7 +76,7 @@ def _require_ctranslate2():
 
 
 def _length_penalty(length, alpha):
-    """GNMT's `((5 + |Y|) / 6)^α`, as `tfm.decoding.search_core.length_penalty` (here without TensorFlow)."""
+    """GNMT's `((5 + |Y|) / 6)^α`, as `tfm.decoding.search_steps.length_penalty` (here without TensorFlow)."""
     return ((5.0 + length) / 6.0) ** alpha
 
 
@@ -109,7 +117,7 @@ class CTranslate2Translator:
 
     def __init__(self, model_dir, device="cpu", compute_type="default", inter_threads=1, intra_threads=0,
                  batch_size=64):
-        ctranslate2 = _require_ctranslate2()
+        ctranslate2 = import_ctranslate2()
         import sentencepiece
 
         model_dir = os.fspath(model_dir)
@@ -186,7 +194,7 @@ class CTranslate2Translator:
             >>> from tfm.data import number_words_pairs, train_tokenizer
             >>> sources, targets = number_words_pairs("train", max_number=2000)
             >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
-            >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
             >>> translator = CTranslate2Translator(tfm.export_ctranslate2((model, tokenizer), tempfile.mkdtemp()))
             >>> outputs = translator.translate_tokens([["▁two"], ["▁seven", "▁hundred"]], beam_size=1)
             >>> [len(output) <= limit for output, limit in zip(outputs, [1 + 5, 2 + 5])]   # source length + 5
@@ -209,7 +217,7 @@ class CTranslate2Translator:
             >>> from tfm.data import number_words_pairs, train_tokenizer
             >>> sources, targets = number_words_pairs("train", max_number=2000)
             >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
-            >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
             >>> translator = CTranslate2Translator(tfm.export_ctranslate2((model, tokenizer), tempfile.mkdtemp()))
             >>> outputs, scores = translator.translate_tokens_with_scores([["▁two"]], beam_size=1)
             >>> outputs == translator.translate_tokens([["▁two"]], beam_size=1), bool(scores[0] < 0)
@@ -278,7 +286,7 @@ class CTranslate2Translator:
             True
         """
         beam_size, alpha = self._decoding(beam_size, alpha)
-        raw, refused = check_sentences(sentences, on_invalid)
+        raw, refused = input_rule.screen_sentences(sentences, on_invalid)
         refused = set(refused)
         pieces = [[] if i in refused else self.sentencepiece.encode(input_rule.normalize(text.decode("utf-8")),
                                                                      out_type=str)
@@ -293,6 +301,6 @@ class CTranslate2Translator:
         translations = [""] * len(raw)
         all_scores = [float("nan") if i in refused else 0.0 for i in range(len(raw))]
         for i, output, score in zip(todo, outputs, todo_scores):
-            translations[i] = self.sentencepiece.decode_pieces(output).strip(" \t\n\v\f\r")  # as input_rule_ops.finish
+            translations[i] = self.sentencepiece.decode_pieces(output).strip(" \t\n\v\f\r")  # as text_ops.finish
             all_scores[i] = score
         return translations, all_scores

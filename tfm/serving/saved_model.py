@@ -25,11 +25,10 @@ already had (the version TF Serving's images link in); `tests/serving/test_saved
 checks every op of every function against that allow-list.
 
 Beam size and α are fixed in the graph at export time (`tfm_export.json` records them);
-`SavedModelTranslator`, the Python wrapper (`tfm.serving.saved_model_translator`, re-exported
-here), refuses a call that asks for others rather than answering with the exported ones.
+`SavedModelTranslator`, the Python wrapper (`tfm.serving.saved_model_translator`), refuses a call that asks for others rather than answering with the exported ones.
 
 Inputs are checked and bounded, so no input can crash the server or make it run
-away; the rule is `tfm.decoding.input_rule_ops`'s (documented there), the one `Translator`, `tfm translate`
+away; the rule is `tfm.decoding.text_ops`'s (documented there), the one `Translator`, `tfm translate`
 and `CTranslate2Translator` apply too:
 
 - not a 1-D batch (a scalar, a matrix): `InvalidArgumentError` saying the signature
@@ -61,23 +60,16 @@ import os
 
 import tensorflow as tf
 
-from tfm.config.rules import validate_length_penalty
-from tfm.decoding import input_rule_ops, nbest
-from tfm.decoding.decodable import as_decodable
-from tfm.decoding.search_entry import search, validate_beam_size
+from tfm.config.run_settings import DecodingConfig
+from tfm.config.validation import validate_length_penalty
+from tfm.decoding import nbest, text_ops
+from tfm.decoding.greedy_or_beam import search
+from tfm.decoding.model_adapter import as_decodable
+from tfm.decoding.search_steps import validate_beam_size
 from tfm.decoding.translator import LENGTH_MULTIPLE
 from tfm.models.quantization import quantized_copy, validate_quantize
-from tfm.runs import folder as runs
-from tfm.serving.metadata import (
-    METADATA_FILE,
-    read_metadata,  # noqa: F401  (the examples', and tfm.serving.saved_model.read_metadata)
-    resolve_model,
-    write_metadata,
-)
-
-# The Python wrapper over an exported folder lives beside this module; re-exported, so
-# `from tfm.serving.saved_model import SavedModelTranslator` works as before.
-from tfm.serving.saved_model_translator import SavedModelTranslator  # noqa: F401
+from tfm.serving.export_folder import atomic_folder, validate_output_folder
+from tfm.serving.metadata import METADATA_FILE, resolve_model, write_metadata
 
 # What an export folder holds: TensorFlow's files and tfm's record (nothing else is replaced by --overwrite).
 SAVED_MODEL_FILES = {"saved_model.pb", "variables", "assets", "fingerprint.pb", METADATA_FILE}
@@ -101,10 +93,10 @@ class ExportedTranslator(tf.Module):
     Args:
         model: a built `Transformer` or `Seq2Seq` with its weights.
         tokenizer: the run's `SubwordTokenizer` (a `tf.Module`).
-        beam_size: int or None. `1` = greedy. None: the model config's (4, §6.1).
-        alpha: float or None. Length penalty, >= 0. None: the model config's (0.6, §6.1).
+        beam_size: int or None. `1` = greedy. None: §6.1's 4 (`tfm.config.DecodingConfig`).
+        alpha: float or None. Length penalty, >= 0. None: §6.1's 0.6.
         max_extra_length: int or None. Output limit = source length + this
-            (default: the model config's, 50).
+            (default: the model's `extra_positions`, 50).
         signatures: names from `SIGNATURES` to build beside `serving_default` (see `export_saved_model`).
         alignment_layer: int. The decoder layer the `alignment` signature reads (-1: the last).
         quantize: None or "int8": export an int8 copy of the model's Dense layers
@@ -122,7 +114,7 @@ class ExportedTranslator(tf.Module):
         >>> from tfm.data import number_words_pairs, train_tokenizer
         >>> sources, targets = number_words_pairs("train", max_number=2000)
         >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
-        >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_length=8, max_extra_length=5)
+        >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_length=8, extra_positions=5)
         >>> module = ExportedTranslator(model, tokenizer, beam_size=1)
         >>> out = module.serving_default(tf.constant(["two", "two\\r\\n", "", "two " * 9]))
         >>> {name: tuple(value.shape) for name, value in out.items()}
@@ -136,7 +128,6 @@ class ExportedTranslator(tf.Module):
     def __init__(self, model, tokenizer, beam_size=None, alpha=None, max_extra_length=None, signatures=(),
                  alignment_layer=-1, quantize=None, jit_compile=False, name="translator"):
         super().__init__(name=name)
-        config = getattr(model, "config", None)
         self.quantize = validate_quantize(quantize)
         if self.quantize is not None:
             model = quantized_copy(model, self.quantize)
@@ -148,9 +139,10 @@ class ExportedTranslator(tf.Module):
         # Listed explicitly so the SavedModel holds every weight whatever the model tracks.
         self.model_variables = list(model.variables)
         self._decodable = as_decodable(model)
-        self.beam_size = validate_beam_size(getattr(config, "beam_size", 4) if beam_size is None else beam_size,
-                                         self._decodable.vocab_size)
-        self.alpha = validate_length_penalty(getattr(config, "length_penalty", 0.6) if alpha is None else alpha)
+        default = DecodingConfig()  # §6.1: beam 4, alpha 0.6
+        self.beam_size = validate_beam_size(default.beam_size if beam_size is None else beam_size,
+                                            self._decodable.vocab_size)
+        self.alpha = validate_length_penalty(default.length_penalty if alpha is None else alpha)
         self.max_extra_length = (self._decodable.default_max_extra_length if max_extra_length is None
                                  else int(max_extra_length))
         self.max_source_length = self._decodable.max_source_length
@@ -178,11 +170,11 @@ class ExportedTranslator(tf.Module):
             "tfm translator: text must be a 1-D batch of strings, shape (B,), e.g. [\"A dog runs.\"]"])
         with tf.control_dependencies([rank]):
             text = tf.identity(text)  # everything below waits for the rank check
-        text = input_rule_ops.assert_valid(text)
-        ids, has_source, truncated = input_rule_ops.tokenize_source(self.tokenizer, text,
+        text = text_ops.assert_valid(text)
+        ids, has_source, truncated = text_ops.tokenize_source(self.tokenizer, text,
                                                                 self._decodable.max_source_length)
         # (B, S), 0-padded, S >= 1; under XLA a multiple of 8, as the Translator's: fewer shapes to compile
-        return input_rule_ops.pad_source(ids, LENGTH_MULTIPLE if self.jit_compile else 1), has_source, truncated
+        return text_ops.pad_source(ids, LENGTH_MULTIPLE if self.jit_compile else 1), has_source, truncated
 
     def _search_ids(self, source_ids, return_all=False):
         return search(self._decodable, source_ids, beam_size=self.beam_size, alpha=self.alpha,
@@ -198,7 +190,7 @@ class ExportedTranslator(tf.Module):
         `(B,)`)."""
         source_ids, has_source, truncated = self._source(text)
         result = self._search(source_ids)
-        translations, scores = input_rule_ops.finish(self.tokenizer, result.sequences, result.scores, has_source)
+        translations, scores = text_ops.finish(self.tokenizer, result.sequences, result.scores, has_source)
         return {"translations": translations, "scores": scores, "truncated": truncated}
 
     def _nbest(self, text):
@@ -212,14 +204,14 @@ class ExportedTranslator(tf.Module):
         """`text` `(B,)` -> the best translation, its score, and its alignment (`tfm.decoding.nbest`)."""
         source_ids, has_source, truncated = self._source(text)
         result = self._search(source_ids)
-        translations, scores = input_rule_ops.finish(self.tokenizer, result.sequences, result.scores, has_source)
+        translations, scores = text_ops.finish(self.tokenizer, result.sequences, result.scores, has_source)
         aligned = nbest.alignments(self._decodable, self.tokenizer, source_ids, result.sequences,
                                      result.lengths, has_source, self.alignment_layer)
         return {"translations": translations, "scores": scores, **aligned, "truncated": truncated}
 
 
-def validate_output_dir(output_dir, overwrite=False):
-    """The output-path rule (`tfm.runs.folder.validate_output_folder`) for a SavedModel: checked before any work.
+def validate_saved_model_dir(output_dir, overwrite=False):
+    """The output-path rule (`tfm.serving.export_folder.validate_output_folder`) for a SavedModel: checked before any work.
 
     Args:
         output_dir: str, where `export_saved_model` is asked to write.
@@ -237,14 +229,14 @@ def validate_output_dir(output_dir, overwrite=False):
 
     Example:
         >>> folder = tempfile.mkdtemp()
-        >>> validate_output_dir(folder) == os.path.realpath(folder)   # empty: fine
+        >>> validate_saved_model_dir(folder) == os.path.realpath(folder)   # empty: fine
         True
         >>> open(os.path.join(folder, "notes.txt"), "w").close()
-        >>> validate_output_dir(folder)
+        >>> validate_saved_model_dir(folder)
         Traceback (most recent call last):
         FileExistsError: --output '...' exists and is not an exported model (it holds notes.txt); choose a new ...
     """
-    return runs.validate_output_folder(os.fspath(output_dir), overwrite=overwrite, marker="saved_model.pb",
+    return validate_output_folder(os.fspath(output_dir), overwrite=overwrite, marker="saved_model.pb",
                                        entries=SAVED_MODEL_FILES, kind="an exported model")
 
 
@@ -266,15 +258,15 @@ def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
     """Writes a SavedModel whose `serving_default` translates a batch of strings.
 
     Args:
-        run_or_model: a run folder (str; loaded with `tfm.runs.load_run`), a `(model, tokenizer)` pair,
+        run_or_model: a run folder (str; its model, tokenizer and decoding part), a `(model, tokenizer)` pair,
             or a model with `tokenizer=` (`tfm.serving.metadata.resolve_model`).
         output_dir: str or path. The SavedModel folder, new or empty. TensorFlow Serving wants a
             numbered version folder inside the model folder: `exported/m30k/1`. Checked before any
-            work (`validate_output_dir`); written into a temporary sibling and renamed into place only
+            work (`validate_saved_model_dir`); written into a temporary sibling and renamed into place only
             when complete, so a failed export leaves nothing behind.
         tokenizer: the `SubwordTokenizer` when `run_or_model` is a bare model.
-        checkpoint: which weights of a run folder (see `tfm.runs.load_run`).
-        beam_size, alpha, max_extra_length: as in `ExportedTranslator` (None: the model config's). Fixed
+        checkpoint: which weights of a run folder (`tfm.runs.weights_path`; None: "auto").
+        beam_size, alpha, max_extra_length: as in `ExportedTranslator` (None: a run's decoding part). Fixed
             in the graph: a server cannot change them per request.
         signatures: names from `SIGNATURES` to add beside `serving_default`: `"nbest"` (the k
             best translations and their scores, `(B, k)`) and `"alignment"` (the best
@@ -295,15 +287,16 @@ def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
         FileExistsError: `output_dir` holds something other than a previous export, or a previous
             export and `overwrite` is False.
         NotADirectoryError, ValueError, tfm.runs.WriteError: a path no export can go to
-            (`validate_output_dir`).
+            (`validate_saved_model_dir`).
 
     Example:
         >>> import tfm
         >>> from tfm.data import number_words_pairs, train_tokenizer
         >>> sources, targets = number_words_pairs("train", max_number=2000)
         >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
-        >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_length=8, max_extra_length=5)
+        >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_length=8, extra_positions=5)
         >>> path = export_saved_model((model, tokenizer), tempfile.mkdtemp() + "/numbers/1", beam_size=1)
+        >>> from tfm.serving.metadata import read_metadata
         >>> read_metadata(path)["beam_size"]
         1
         >>> serve = tf.saved_model.load(path).signatures["serving_default"]
@@ -315,14 +308,15 @@ def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
         FileExistsError: --output '...1' already holds an exported model; replace it with --overwrite ...
     """
     output_dir = os.fspath(output_dir)
-    target = validate_output_dir(output_dir, overwrite=overwrite)  # before any work
-    model, tokenizer, source = resolve_model(run_or_model, tokenizer=tokenizer, checkpoint=checkpoint)
-    module = ExportedTranslator(model, tokenizer, beam_size=beam_size, alpha=alpha,
+    target = validate_saved_model_dir(output_dir, overwrite=overwrite)  # before any work
+    model, tokenizer, source, decoding = resolve_model(run_or_model, tokenizer=tokenizer, checkpoint=checkpoint)
+    module = ExportedTranslator(model, tokenizer, beam_size=decoding.beam_size if beam_size is None else beam_size,
+                                alpha=decoding.length_penalty if alpha is None else alpha,
                                 max_extra_length=max_extra_length, signatures=signatures,
                                 alignment_layer=alignment_layer, quantize=quantize, jit_compile=jit_compile)
     functions = {name: getattr(module, name).get_concrete_function() for name in module.signature_names}
     config = getattr(model, "config", None)
-    with runs.atomic_folder(target, replace=overwrite) as folder:  # renamed into place once complete
+    with atomic_folder(target, replace=overwrite) as folder:  # renamed into place once complete
         with _quiet_tensorflow_info():  # "INFO:tensorflow:Assets written to: ..." (twice in a notebook)
             tf.saved_model.save(module, folder, signatures=functions)
         _write_record(folder, model, module, config, source)

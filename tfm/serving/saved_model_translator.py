@@ -5,8 +5,7 @@
 
 It loads a folder `tfm.serving.saved_model.export_saved_model` wrote (TensorFlow and tensorflow-text, no
 Keras model), reads its record (`tfm.serving.metadata`), refuses a beam size or α other than the ones fixed in
-the graph at export, and screens its input with the rule every translator applies. `tfm.serving.saved_model`
-re-exports it: `from tfm.serving.saved_model import SavedModelTranslator` works too.
+the graph at export, and screens its input with the rule every translator applies.
 
 Example:
     >>> from tfm.serving.metadata import write_metadata
@@ -15,13 +14,15 @@ Example:
     ValueError: '...' holds a ctranslate2 export, not a SavedModel: load it with CTranslate2Translator
 """
 
+import importlib
 import logging
 import os
 
 import tensorflow as tf
 
-from tfm.config.rules import validate_length_penalty
-from tfm.serving.metadata import check_sentences, read_metadata
+from tfm.config.validation import validate_length_penalty
+from tfm.decoding.input_rule import screen_sentences
+from tfm.serving.metadata import read_metadata
 
 # The name the translator has always logged under (it was defined in tfm.serving.saved_model).
 logger = logging.getLogger("tfm.serving.saved_model")
@@ -39,7 +40,7 @@ class SavedModelTranslator:
     `tfm_export.json`): None, or the same values, is accepted; other values raise `ValueError` naming
     both, since answering with the exported ones would pass off one search as another. Input the rule
     refuses (invalid UTF-8, a NUL byte), which the graph would refuse for the whole batch with an
-    `InvalidArgumentError`, is screened here first (`tfm.serving.metadata.check_sentences`), so that it
+    `InvalidArgumentError`, is screened here first (`tfm.decoding.input_rule.screen_sentences`), so that it
     raises `ValueError` naming the indices, or with `on_invalid="empty"` gets `""`, as with `Translator`.
 
     Args:
@@ -52,7 +53,7 @@ class SavedModelTranslator:
         >>> from tfm.data import number_words_pairs, train_tokenizer
         >>> sources, targets = number_words_pairs("train", max_number=2000)
         >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
-        >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+        >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
         >>> translator = SavedModelTranslator(tfm.export_saved_model((model, tokenizer), tempfile.mkdtemp(),
         ...                                                          beam_size=2))
         >>> two, also_two, blank = translator(["two", " two\\r\\n", ""])   # untrained: any words, but alike
@@ -64,7 +65,7 @@ class SavedModelTranslator:
     """
 
     def __init__(self, export_dir, batch_size=64):
-        import tensorflow_text  # noqa: F401  (registers the SentencePiece ops the graph holds)
+        importlib.import_module("tensorflow_text")  # registers the SentencePiece ops the graph holds
 
         export_dir = os.fspath(export_dir)
         self.metadata = read_metadata(export_dir)
@@ -112,7 +113,7 @@ class SavedModelTranslator:
             >>> from tfm.data import number_words_pairs, train_tokenizer
             >>> sources, targets = number_words_pairs("train", max_number=2000)
             >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
-            >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
             >>> translator = SavedModelTranslator(tfm.export_saved_model((model, tokenizer), tempfile.mkdtemp()))
             >>> translator.translate(["two\\x00"])
             Traceback (most recent call last):
@@ -140,7 +141,7 @@ class SavedModelTranslator:
             >>> from tfm.data import number_words_pairs, train_tokenizer
             >>> sources, targets = number_words_pairs("train", max_number=2000)
             >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
-            >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, max_extra_length=5)
+            >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1, extra_positions=5)
             >>> translator = SavedModelTranslator(tfm.export_saved_model((model, tokenizer), tempfile.mkdtemp(),
             ...                                                          beam_size=1))
             >>> translations, scores = translator.translate_with_scores(["two", "\\n"])
@@ -150,7 +151,7 @@ class SavedModelTranslator:
             True
         """
         self._check_decoding(beam_size, alpha)
-        raw, refused = check_sentences(sentences, on_invalid)
+        raw, refused = screen_sentences(sentences, on_invalid)
         refused = set(refused)
         todo = [i for i in range(len(raw)) if i not in refused]
         translations = [""] * len(raw)

@@ -1,6 +1,6 @@
 """Training (Vaswani et al., 2017, §5): `train()` and the parts `model.fit` runs with.
 
-    trainer.py     `train(config, dataset, output=...)`: data, strategy, model, `fit`, the run folder
+    trainer.py     `train(model, data, training, output=...)`: the recipe, strategy, model, `fit`, the run folder
     pipeline.py    the data side of a run: pairs, the tokenizer, token-budget batches
     losses.py      label-smoothed cross-entropy (§5.4), R-Drop's paired KL
     metrics.py     token accuracy over real (non-padding) targets

@@ -12,9 +12,13 @@ import contextlib
 import logging
 import os
 
+import keras
 import numpy as np
 
-from tfm.runs import folder as runs
+from tfm import runs
+from tfm.config import Recipe, TransformerConfig
+from tfm.models.seq2seq import Seq2Seq
+from tfm.models.transformer import Transformer
 
 logger = logging.getLogger("tfm.training.averaging")
 
@@ -25,13 +29,13 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
     Args:
         run_dir: the run folder.
         last: int or None. How many of the newest `epoch_NNN.weights.h5` to average.
-            None: the run config's `checkpoints_to_average` (5 base, 20 big), or every
+            None: the run's `decoding.checkpoints_to_average` (5 base, 20 big), or every
             checkpoint there is when the run has fewer (a warning says so).
         output: str or None. Where to write; defaults to
-            `RUN/checkpoints/averaged.weights.h5` (what `load_run` prefers). Checked
-            before any work (`tfm.runs.folder.validate_output_file`): never one of a
+            `RUN/checkpoints/averaged.weights.h5` (what `from_preset(run)` prefers). Checked
+            before any work (`tfm.runs.validate_output_file`): never one of a
             run's own files (an epoch checkpoint, config.json, ...). `<output>.averaging.json`
-            beside it lists the epochs averaged (`tfm.runs.folder.averaging_record`).
+            beside it lists the epochs averaged (`tfm.runs.averaging_record`).
         epochs: list of int or None. Average these epochs' checkpoints instead of the
             last ones (e.g. the best on validation); `last` must then be None.
 
@@ -47,11 +51,17 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
             already there is kept as it was.
 
     Example:
+        A run folder of three epochs of untrained weights, made by hand:
+
         >>> import tempfile
-        >>> from tfm.runs.example import write_example_run
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> run = write_example_run(os.path.join(tmp.name, "run"), epochs=3)
-        >>> os.path.basename(average_checkpoints(run, last=2))     # what load_run then prefers
+        >>> recipe = Recipe.preset("tiny", num_layers=1, d_model=16, num_heads=2, d_ff=32, vocab_size=40)
+        >>> run = tempfile.mkdtemp()
+        >>> runs.write_json_atomic(os.path.join(run, runs.CONFIG_FILE), runs.run_record(recipe))
+        >>> os.makedirs(os.path.join(run, runs.CHECKPOINT_DIR))
+        >>> for epoch in (1, 2, 3):
+        ...     path = os.path.join(run, runs.CHECKPOINT_DIR, f"epoch_{epoch:03d}.weights.h5")
+        ...     _ = runs.save_weights(Transformer.from_preset(recipe.model), path)
+        >>> os.path.basename(average_checkpoints(run, last=2))     # what from_preset(run) then prefers
         'averaged.weights.h5'
         >>> import json
         >>> json.load(open(os.path.join(run, "checkpoints", "averaged.weights.h5.averaging.json")))["epochs"]
@@ -59,11 +69,10 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
         >>> average_checkpoints(run, last=2, output=os.path.join(run, "checkpoints", "epoch_003.weights.h5"))
         Traceback (most recent call last):
         ...
-        ValueError: --output '...epoch_003.weights.h5' is epoch 3's checkpoint of the run '...run'; tfm never ...
+        ValueError: --output '...epoch_003.weights.h5' is epoch 3's checkpoint of the run '...'; tfm never ...
     """
     run_dir = os.path.abspath(run_dir)
-    info = runs.read_run_config(run_dir)
-    config = runs.model_config_from_info(info)
+    recipe = Recipe.from_record(runs.read_run_config(run_dir))
     folder = os.path.join(run_dir, runs.CHECKPOINT_DIR)
     default = os.path.join(folder, runs.AVERAGED)
     output = os.fspath(output) if output is not None else default
@@ -81,7 +90,7 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
         found = [(epoch, on_disk[epoch]) for epoch in sorted(set(int(e) for e in epochs))]
         last = len(found)
     if last is None:
-        last = int(config.checkpoints_to_average)
+        last = recipe.decoding.checkpoints_to_average
         if 0 < len(found) < last:
             logger.warning("the run config averages %d checkpoints but %s has %d: averaging those %d",
                            last, folder, len(found), len(found))
@@ -89,14 +98,19 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
     if int(last) < 1:
         raise ValueError(f"last={last}: average at least 1 checkpoint")
     if len(found) < last:
-        keep = info.get("training", {}).get("keep_checkpoints")
+        keep = recipe.training.keep_checkpoints
         raise ValueError(
             f"cannot average the last {last} checkpoints: {folder} has {len(found)}"
             f"{' (' + ', '.join(os.path.basename(p) for _, p in found) + ')' if found else ''}; "
             f"train more epochs or ask for --last {max(len(found), 1)}"
             + (f" (the run keeps its last {keep})" if keep and keep < last else ""))
     chosen = found[-int(last):]
-    model = runs.build_float32_model(config)
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("float32")  # files hold float32 weights, whatever the session's policy
+    try:
+        model = (Transformer if isinstance(recipe.model, TransformerConfig) else Seq2Seq).from_preset(recipe.model)
+    finally:
+        keras.config.set_dtype_policy(previous)
     total = None
     for _, path in chosen:
         runs.load_weights(model, path, config_file=os.path.join(run_dir, runs.CONFIG_FILE),

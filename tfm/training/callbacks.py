@@ -6,7 +6,6 @@ Every file is written whole or not at all (`tfm.runs.write_atomic`). `TrainingBu
 it stops training once a time budget is spent (the CPU recipes' "90 minutes of training").
 """
 
-import hashlib
 import json
 import os
 import time
@@ -14,7 +13,8 @@ import time
 import keras
 import numpy as np
 
-from tfm.runs import folder as runs
+from tfm.runs import checkpoints, files
+from tfm.runs.record import read_rows, write_rows
 
 _clock = time.perf_counter  # TrainingBudget's clock (a test gives it a fake one)
 _cpu_clock = time.process_time  # this process' CPU seconds, all threads (a test gives it a fake one)
@@ -40,7 +40,7 @@ class HistoryCSV(keras.callbacks.Callback):
         >>> x, y = np.ones((4, 2)), np.ones((4, 1))
         >>> path = os.path.join(tmp.name, "history.csv")
         >>> _ = model.fit(x, y, epochs=2, verbose=0, callbacks=[HistoryCSV(path)])
-        >>> [row["epoch"] for row in runs.read_rows(path)], sorted(runs.read_rows(path)[0])
+        >>> [row["epoch"] for row in read_rows(path)], sorted(read_rows(path)[0])
         (['0', '1'], ['epoch', 'epoch_seconds', 'iterations', 'learning_rate', 'loss'])
     """
 
@@ -52,10 +52,10 @@ class HistoryCSV(keras.callbacks.Callback):
 
     def on_epoch_begin(self, epoch, logs=None):
         if self._rows is None:
-            rows = runs.read_rows(self.path)
+            rows = read_rows(self.path)
             self._rows = [row for row in rows if int(row["epoch"]) < epoch]
             if len(self._rows) != len(rows):
-                runs.write_rows(self.path, self._rows)
+                write_rows(self.path, self._rows)
         self._start = time.time()
 
     def on_epoch_end(self, epoch, logs=None):
@@ -66,14 +66,14 @@ class HistoryCSV(keras.callbacks.Callback):
         row["iterations"] = int(keras.ops.convert_to_numpy(optimizer.iterations))
         row["epoch_seconds"] = round(time.time() - self._start, 3)
         self._rows.append(row)
-        runs.write_rows(self.path, self._rows)
+        write_rows(self.path, self._rows)
 
 
 class EpochCheckpoint(keras.callbacks.Callback):
     """Saves the model weights (no optimizer state) as `epoch_NNN.weights.h5` after each epoch; keeps the last K.
 
     NNN is the number of finished epochs (epoch_001 after the first). Files are
-    written whole or not at all (`tfm.runs.save_weights`), so a killed run or a full
+    written whole or not at all (`tfm.runs.checkpoints.save_weights`), so a killed run or a full
     disk never leaves half a checkpoint.
 
     Args:
@@ -104,10 +104,10 @@ class EpochCheckpoint(keras.callbacks.Callback):
         self.shadow = shadow
 
     def on_epoch_end(self, epoch, logs=None):
-        runs.make_folder(self.folder)
+        files.make_folder(self.folder)
         self.shadow.set_weights(self.model.get_weights())
-        runs.save_weights(self.shadow, os.path.join(self.folder, f"epoch_{epoch + 1:03d}.weights.h5"))
-        for _, old in runs.epoch_checkpoints(os.path.dirname(self.folder))[: -self.keep]:
+        checkpoints.save_weights(self.shadow, os.path.join(self.folder, f"epoch_{epoch + 1:03d}.weights.h5"))
+        for _, old in checkpoints.epoch_checkpoints(os.path.dirname(self.folder))[: -self.keep]:
             os.remove(old)
 
 
@@ -118,7 +118,7 @@ class RunBackup(keras.callbacks.BackupAndRestore):
     kill during the write leaves half a file whose header still passes for whole, which the
     next session would load (and crash on). Here, at the end of each epoch:
 
-    1. the weights are built in memory and written to a temporary file, fsynced;
+    1. the weights (Keras' `save_weights`) are written to a temporary file, fsynced;
     2. only then is the current pair renamed over the older copy (`*.bkp`), the new file
        renamed into place;
     3. `training_metadata.json` is written last, with the size and SHA-256 of its weights.
@@ -148,20 +148,18 @@ class RunBackup(keras.callbacks.BackupAndRestore):
         super().__init__(backup_dir, double_checkpoint=True, delete_checkpoint=False)
 
     def _save_model(self):
-        runs.make_folder(self.backup_dir)
+        files.make_folder(self.backup_dir)
         latest, metadata = self._weights_path, self._training_metadata_path
         previous, previous_metadata = self._prev_weights_path, self._prev_training_metadata_path
-        data = runs.weights_bytes(self.model)
 
         def keep_previous():  # the new weights are whole on the disk: the current pair becomes the older copy
             for path, older in ((latest, previous), (metadata, previous_metadata)):
                 if os.path.exists(path):
                     os.replace(path, older)
 
-        runs.write_atomic(latest, data, before_replace=keep_previous)
-        record = {"epoch": self._current_epoch, "batch": self._last_batch_seen,
-                  "weights": {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}}
-        runs.write_atomic(metadata, json.dumps(record))
+        written = checkpoints.save_weights(self.model, latest, before_replace=keep_previous)  # {"bytes", "sha256"}
+        record = {"epoch": self._current_epoch, "batch": self._last_batch_seen, "weights": written}
+        files.write_atomic(metadata, json.dumps(record))
 
 
 class NaNGuard(keras.callbacks.TerminateOnNaN):

@@ -4,7 +4,7 @@ R-Drop term (Liang et al., 2021) for small corpora."""
 import keras
 from keras import ops
 
-from tfm.config.rules import validate_fraction, validate_rdrop_alpha
+from tfm.config.validation import validate_fraction, validate_rdrop_alpha
 from tfm.special_tokens import PAD_ID
 
 

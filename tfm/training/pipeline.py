@@ -1,13 +1,16 @@
 """A run's data side: its corpus split as `DataConfig` names it, the shared tokenizer, the batches.
 
     pairs = load_pairs(data, "train")                       # preprocessed as `data.preprocess` says
-    tokenizer = learn_tokenizer(pairs, data.vocab_size, seed=0, whole_tokens=whole_tokens(data.dataset, pairs))
+    tokenizer = learn_tokenizer(pairs, data.subwords, seed=0, whole_tokens=whole_tokens(data.dataset, pairs))
     train_batches, val_batches = make_datasets(data, tokenizer, training, replicas=1)
 
 Used by `tfm.training.train`, outside the strategy (§5.1: batches by token budget).
 """
 
+import importlib
+import json
 import logging
+import os
 import re
 
 import numpy as np
@@ -34,13 +37,13 @@ def load_pairs(data, split):
 
     Example:
         >>> from tfm.config import DataConfig, TrainingConfig
-        >>> data = DataConfig(dataset="numbers", max_length=16, tokens_per_batch=64, vocab_size=60, train_sentences=200)
+        >>> data = DataConfig(dataset="numbers", max_pair_length=16, subwords=60, train_sentences=200)
         >>> int(load_pairs(data, "train").cardinality())   # train_sentences=200
         200
     """
     kwargs = {}
     if data.dataset in PARSING_TASKS:
-        from tfm.parsing import treebank  # noqa: F401  registers the treebank with load_dataset (NLTK only here)
+        importlib.import_module("tfm.parsing.treebank")  # registers the treebank with load_dataset (NLTK only here)
     if data.dataset == "files":
         kwargs = dict(source_path=data.source_file, target_path=data.target_file)
     pairs = load_dataset(data.dataset, split, source_lang=data.source_lang, target_lang=data.target_lang,
@@ -101,7 +104,7 @@ def learn_tokenizer(pairs, vocab_size, seed, whole_tokens=()):
         return train_tokenizer(pairs, cap, seed=seed, whole_tokens=whole_tokens)
 
 
-def make_datasets(data, tokenizer, training, replicas, validation=True):
+def make_datasets(data, tokenizer, training, replicas):
     """`(train_batches, val_batches or None)`: token-budget buckets, built outside the strategy.
 
     Every batch splits evenly across replicas (Keras builds the model from the first
@@ -111,22 +114,22 @@ def make_datasets(data, tokenizer, training, replicas, validation=True):
     `replicas` (`split_evenly`).
 
     Args:
-        data: `DataConfig` (corpus, `max_length`, `tokens_per_batch`).
+        data: `DataConfig` (corpus, `max_pair_length`).
         tokenizer: the run's `SubwordTokenizer`.
-        training: `TrainingConfig` (`seed`, `xla`, `rdrop_alpha`, `steps_per_epoch`).
+        training: `TrainingConfig` (`tokens_per_batch`, `seed`, `xla`, `rdrop_alpha`, `steps_per_epoch`,
+            `validation`: also batch the validation split, never for dataset "files").
         replicas: int. The strategy's replicas in sync.
-        validation: bool. Also batch the validation split (never for dataset "files").
 
     Example:
         >>> from tfm.config import DataConfig, TrainingConfig
-        >>> data = DataConfig(dataset="numbers", max_length=16, tokens_per_batch=64, vocab_size=60, train_sentences=200)
-        >>> tokenizer = learn_tokenizer(load_pairs(data, "train"), data.vocab_size, seed=0)
-        >>> train_batches, val_batches = make_datasets(data, tokenizer, TrainingConfig(), replicas=2)
+        >>> data = DataConfig(dataset="numbers", max_pair_length=16, subwords=60, train_sentences=200)
+        >>> tokenizer = learn_tokenizer(load_pairs(data, "train"), data.subwords, seed=0)
+        >>> train_batches, val_batches = make_datasets(data, tokenizer, TrainingConfig(tokens_per_batch=64), replicas=2)
         >>> (source_ids, target_in), target_out = next(iter(train_batches))
         >>> source_ids.shape[0] % 2, source_ids.shape[0] * source_ids.shape[1] <= 64, val_batches is not None
         (0, True, True)
     """
-    batching = dict(tokens_per_batch=data.tokens_per_batch, max_length=data.max_length, cache=True,
+    batching = dict(tokens_per_batch=training.tokens_per_batch, max_length=data.max_pair_length, cache=True,
                     pad_to_bucket=training.xla, batch_multiple=replicas)
     train_batches = split_evenly(bucket_by_token_budget(load_pairs(data, "train"), tokenizer, shuffle=True,
                                                         seed=training.seed, **batching), replicas)
@@ -134,7 +137,9 @@ def make_datasets(data, tokenizer, training, replicas, validation=True):
         train_batches = train_batches.map(pair_rows)  # after split_evenly: each replica gets whole pairs
     if training.steps_per_epoch:
         train_batches = train_batches.repeat()  # epochs of steps_per_epoch batches continue through the data
-    if not validation or data.dataset == "files":
+    else:
+        train_batches = with_known_length(train_batches)  # the progress bar's total from the first epoch on
+    if not training.validation or data.dataset == "files":
         return train_batches, None
     val_batches = split_evenly(bucket_by_token_budget(load_pairs(data, "validation"), tokenizer, **batching),
                                replicas)
@@ -171,6 +176,49 @@ def pair_rows(inputs, target_out):
     return (twice(source_ids), twice(target_in)), twice(target_out)
 
 
+def with_known_length(batches):
+    """`batches` with their number known to `tf.data`, and so to Keras: `fit`'s progress bar shows the first
+    epoch's total (`12/40`, not `12/Unknown`), as it does for every later epoch.
+
+    Token-budget batches have no length tf.data can infer (a bucket's batch count depends on how many pairs
+    fall in it), so one pass counts them: a pass `train` would make anyway, since it fills the `cache()` of the
+    tokenized pairs that the first epoch then reads. The count is the same every epoch: each bucket gives
+    `ceil(pairs / batch size)` batches whatever the shuffle. The pass (and Keras, which opens the next epoch's
+    iterator as soon as it knows the length) draws shuffle seeds of its own, so the epochs see other orders
+    than without it; the same seed still gives the same run.
+
+    Under `MultiWorkerMirroredStrategy` (a `TF_CONFIG` cluster of several tasks) the batches are left as
+    they are: each worker reads its own share of them, which is not this count.
+
+    Args:
+        batches: a finite `tf.data.Dataset`.
+
+    Returns:
+        The dataset with `tf.data.experimental.assert_cardinality(count)` (unchanged when it is empty, when
+        its length is known already, or on a multi-worker cluster).
+
+    Example:
+        >>> batches = tf.data.Dataset.range(10).filter(lambda x: x % 3 > 0).batch(2)   # length unknown
+        >>> int(batches.cardinality()) == tf.data.UNKNOWN_CARDINALITY
+        True
+        >>> int(with_known_length(batches).cardinality()), len(list(batches))
+        (3, 3)
+    """
+    if int(batches.cardinality()) >= 0 or _cluster_tasks() > 1:
+        return batches
+    count = int(batches.reduce(np.int64(0), lambda n, _: n + 1))
+    return batches.apply(tf.data.experimental.assert_cardinality(count)) if count else batches
+
+
+def _cluster_tasks():
+    """Tasks in `$TF_CONFIG`'s cluster (1 when it is unset or unreadable: `make_strategy` names that error)."""
+    try:
+        cluster = json.loads(os.environ.get("TF_CONFIG") or "{}").get("cluster") or {}
+        return max(1, sum(len(tasks) for tasks in cluster.values() if isinstance(tasks, list)))
+    except (ValueError, AttributeError):
+        return 1
+
+
 def split_evenly(batches, replicas):
     """`batches` with each batch cut to a multiple of `replicas` pairs (batches left empty are dropped).
 
@@ -202,7 +250,7 @@ def split_evenly(batches, replicas):
 
 def whole_tokens(name, pairs):
     """The target tokens dataset `name` wants kept as one subword each: a parsing run's labels, brackets and
-    leaf tokens (`tfm.parsing.treebank.whole_tokens`), none for translation.
+    leaf tokens (`tfm.parsing.treebank.tree_whole_tokens`), none for translation.
 
     Args:
         name: str. A dataset name.
@@ -216,4 +264,4 @@ def whole_tokens(name, pairs):
         return ()
     from tfm.parsing import treebank  # NLTK only when a treebank is read
 
-    return treebank.whole_tokens(pairs)
+    return treebank.tree_whole_tokens(pairs)

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from tfm.config import Recipe
+
 
 @keras.saving.register_keras_serializable(package="tfm")
 class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
@@ -43,17 +45,16 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
         return {"d_model": self.d_model, "warmup_steps": self.warmup_steps, "scale": self.scale}
 
 
-def build_optimizer(config, learning_rate=None):
-    """The optimizer a model's config trains with: the one builder for every model.
+def build_optimizer(recipe, learning_rate=None):
+    """The optimizer a recipe trains with: the one builder for every model.
 
-    The Transformer: Adam with the paper's settings (§5.3: beta1=0.9, beta2=0.98, eps=1e-9) and eq. 3's
-    learning rate. The RNN baselines (`Seq2SeqConfig`): Adam at their constant `learning_rate`, gradients
-    clipped to `clipnorm`.
+    Adam with the recipe's `TrainingConfig` (§5.3: beta1=0.9, beta2=0.98, eps=1e-9 in the paper's recipes) and
+    eq. 3's learning rate for the model's `d_model`, or a constant `training.learning_rate` (the RNN baselines'
+    recipes: 1e-3, gradients clipped to `clipnorm`).
 
     Args:
-        config: `TransformerConfig` (reads d_model, warmup_steps, adam_beta_1, adam_beta_2, adam_epsilon,
-            learning_rate_scale), `Seq2SeqConfig` (learning_rate, clipnorm), or a preset name ("tiny", "base").
-        learning_rate: optional float or schedule replacing eq. 3 (Transformer only).
+        recipe: a `tfm.config.Recipe`, or a preset name ("tiny", "base").
+        learning_rate: optional float or schedule replacing the recipe's rate.
 
     Returns:
         `keras.optimizers.Adam`.
@@ -64,25 +65,15 @@ def build_optimizer(config, learning_rate=None):
         (0.9, 0.98, 1e-09)
         >>> round(float(optimizer.learning_rate), 10)            # eq. 3 at step 1: 512^-0.5 * 4000^-1.5
         1.747e-07
-        >>> from tfm.config import Seq2SeqConfig
-        >>> build_optimizer(Seq2SeqConfig.tiny(attention="bahdanau")).clipnorm
+        >>> build_optimizer(Recipe.preset("tiny", model="bahdanau")).clipnorm
         1.0
     """
-    from tfm.models.registry import as_config, model_name
-
-    config = as_config(config)
-    if model_name(config) != "transformer":
-        if learning_rate is not None:
-            raise ValueError("learning_rate= replaces eq. 3 and applies to the Transformer only; a Seq2SeqConfig "
-                             "carries its own learning_rate")
-        return keras.optimizers.Adam(learning_rate=config.learning_rate, clipnorm=config.clipnorm)
+    recipe = Recipe.preset(recipe) if isinstance(recipe, str) else recipe
+    training = recipe.training
     if learning_rate is None:
-        learning_rate = TransformerSchedule(
-            config.d_model, config.warmup_steps, getattr(config, "learning_rate_scale", 1.0)
-        )
-    return keras.optimizers.Adam(
-        learning_rate=learning_rate,
-        beta_1=config.adam_beta_1,
-        beta_2=config.adam_beta_2,
-        epsilon=config.adam_epsilon,
-    )
+        learning_rate = training.learning_rate
+    if learning_rate is None:
+        learning_rate = TransformerSchedule(recipe.model.d_model, training.warmup_steps, training.learning_rate_scale)
+    return keras.optimizers.Adam(learning_rate=learning_rate, beta_1=training.adam_beta_1,
+                                 beta_2=training.adam_beta_2, epsilon=training.adam_epsilon,
+                                 clipnorm=training.clipnorm)

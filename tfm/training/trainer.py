@@ -7,10 +7,10 @@
 
 From Python (notebooks, tests):
 
-    result = tfm.training.train(TransformerConfig.tiny(), "numbers", output="runs/numbers", epochs=3)
-    model, tokenizer, run_info = tfm.runs.load_run("runs/numbers")
+    result = tfm.train("tiny", "numbers", output="runs/numbers", epochs=3)   # Recipe.preset("tiny") on numbers
+    model = tfm.Transformer.from_preset("runs/numbers")                      # its trained weights
 
-`train` reads as its steps: settings (validated before anything is written) ->
+`train` reads as its steps: the recipe (every part validated before anything is written) ->
 the run folder (fresh, or the same configuration resumed) -> strategy ->
 tokenizer -> where the run stands -> datasets (outside the strategy) -> model,
 optimizer and `compile` inside `strategy.scope()` -> `fit` with the run folder's
@@ -47,9 +47,11 @@ import keras
 import tensorflow as tf
 
 from tfm import __version__
-from tfm.config.configs import DataConfig, TrainingConfig
-from tfm.models.registry import as_config, build_model, model_name
-from tfm.runs import folder as runs
+from tfm.config import DataConfig, Recipe, Seq2SeqConfig, TrainingConfig, TransformerConfig
+from tfm.data.datasets import DATASET_NAMES
+from tfm.models.seq2seq import Seq2Seq
+from tfm.models.transformer import Transformer
+from tfm import runs
 from tfm.runs import resume
 from tfm.training.callbacks import EpochCheckpoint, HistoryCSV, NaNGuard, RunBackup
 from tfm.training.distribute import make_strategy, multi_worker_fit_scope, planned_role, precision_policy
@@ -68,7 +70,7 @@ class TrainResult:
     Attributes:
         model: the trained `keras.Model` (weights of the last finished epoch).
         tokenizer: the run's `SubwordTokenizer`.
-        config: the model config actually used (`vocab_size` = the tokenizer's).
+        recipe: the `Recipe` actually used (its model's `vocab_size` = the tokenizer's).
         history: `{metric: [value per epoch]}` of the epochs run by this call
             (`read_history(run_dir)` has every epoch of the run).
         initial_epoch: epochs already finished when this call started (after restoring).
@@ -76,18 +78,18 @@ class TrainResult:
         run_dir: absolute path of the run folder.
 
     Args:
-        model, tokenizer, config, history, initial_epoch, epochs, run_dir: the attributes.
+        model, tokenizer, recipe, history, initial_epoch, epochs, run_dir: the attributes.
 
     Example:
         See `train`, which returns one; its fields:
 
         >>> [field.name for field in dataclasses.fields(TrainResult)]
-        ['model', 'tokenizer', 'config', 'history', 'initial_epoch', 'epochs', 'run_dir']
+        ['model', 'tokenizer', 'recipe', 'history', 'initial_epoch', 'epochs', 'run_dir']
     """
 
     model: keras.Model
     tokenizer: object
-    config: object
+    recipe: Recipe
     history: dict
     initial_epoch: int
     epochs: int
@@ -99,59 +101,57 @@ def _absolute(path):
     return None if path is None else os.path.abspath(os.path.expanduser(str(path)))
 
 
-def resolve_settings(config, dataset="numbers", *, tokens_per_batch=None, max_length=None, source_lang=None,
-                     target_lang=None, data_dir=None, source_file=None, target_file=None, keep_checkpoints=None,
-                     seed=0, strategy="auto", mixed_precision=False, xla=False, steps_per_epoch=None,
-                     train_sentences=None):
-    """The `(model config, DataConfig, TrainingConfig)` of a `train` call, every value validated.
-
-    Data and averaging settings default to the model config's (`max_length`,
-    `tokens_per_batch`, `vocab_size`, `checkpoints_to_average`, `label_smoothing`),
-    the same for the Transformer and the RNN baselines.
+def resolve_recipe(model="tiny", data=None, training=None):
+    """The `Recipe` of a `train` call, every part validated, the dataset name and paths checked.
 
     Args:
-        config: `TransformerConfig`, `Seq2SeqConfig` or a Transformer preset name.
-        dataset, tokens_per_batch, max_length, train_sentences: as in `train`.
-        source_lang, target_lang, data_dir, source_file, target_file: as in `train`.
-        keep_checkpoints, seed, strategy, mixed_precision, xla, steps_per_epoch: as in `train`.
+        model, data, training: as in `train`.
 
     Returns:
-        `(config, DataConfig, TrainingConfig)`.
+        `Recipe`, with the data's folder and files as absolute paths.
 
     Raises:
         ValueError: naming the bad value; nothing has been written yet.
+        TypeError: a part of the wrong type.
 
     Example:
-        >>> config, data, training = resolve_settings("tiny", "numbers", seed=3)
-        >>> data.max_length, data.tokens_per_batch, training.keep_checkpoints, training.seed
-        (64, 2048, 5, 3)
-        >>> resolve_settings("tiny", max_length=128)
+        >>> recipe = resolve_recipe("tiny", "numbers", TrainingConfig(seed=3, tokens_per_batch=2048))
+        >>> recipe.data.max_pair_length, recipe.training.tokens_per_batch, recipe.training.seed
+        (64, 2048, 3)
+        >>> recipe.training.keep_checkpoints   # None asked: as many as the recipe averages
+        5
+        >>> resolve_recipe("tiny", "wmt99")
         Traceback (most recent call last):
         ...
-        ValueError: max_length=128 exceeds the model's max_length=64; raise both (--max-length sets both)
+        ValueError: unknown dataset name='wmt99'; valid names: [...]
     """
-    config = as_config(config)
-    if max_length is not None and int(max_length) > config.max_length:
-        raise ValueError(f"max_length={max_length} exceeds the model's max_length={config.max_length}; "
-                         f"raise both (--max-length sets both)")
-    for path, flag in ((source_file, "--source-file"), (target_file, "--target-file")):
+    if isinstance(model, str):
+        recipe = Recipe.preset(model)
+    elif isinstance(model, Recipe):
+        recipe = model
+    elif isinstance(model, (TransformerConfig, Seq2SeqConfig)):
+        recipe = Recipe.for_model(model)
+    else:
+        raise TypeError(f"model={model!r}: expected a preset name, a TransformerConfig, a Seq2SeqConfig or a Recipe")
+    if isinstance(data, str):
+        data = dataclasses.replace(recipe.data, dataset=data, source_file=None, target_file=None)
+    elif data is None:
+        data = recipe.data
+    elif not isinstance(data, DataConfig):
+        raise TypeError(f"data={data!r}: expected a dataset name or a DataConfig")
+    if data.dataset not in DATASET_NAMES:
+        raise ValueError(f"unknown dataset name={data.dataset!r}; valid names: {list(DATASET_NAMES)}")
+    for path, flag in ((data.source_file, "--source-file"), (data.target_file, "--target-file")):
         if path is not None and os.path.isdir(os.path.expanduser(str(path))):
             raise ValueError(f"{flag} {path!r} is a folder; give the corpus file itself (plain text or .gz)")
-    data = DataConfig(dataset=dataset, source_lang=source_lang, target_lang=target_lang,
-                      data_dir=_absolute(data_dir), source_file=_absolute(source_file),
-                      target_file=_absolute(target_file),
-                      max_length=int(config.max_length if max_length is None else max_length),
-                      tokens_per_batch=int(config.tokens_per_batch if tokens_per_batch is None else tokens_per_batch),
-                      vocab_size=int(config.vocab_size), preprocess=getattr(config, "preprocess", None),
-                      train_sentences=train_sentences)
-    strategy_name = strategy if isinstance(strategy, str) else type(strategy).__name__
-    training = TrainingConfig(
-        seed=int(seed), label_smoothing=float(config.label_smoothing), strategy=strategy_name,
-        rdrop_alpha=float(getattr(config, "rdrop_alpha", 0.0)),
-        keep_checkpoints=int(config.checkpoints_to_average if keep_checkpoints is None else keep_checkpoints),
-        mixed_precision=bool(mixed_precision), xla=bool(xla),
-        steps_per_epoch=None if steps_per_epoch is None else int(steps_per_epoch))
-    return config, data, training
+    data = dataclasses.replace(data, data_dir=_absolute(data.data_dir), source_file=_absolute(data.source_file),
+                               target_file=_absolute(data.target_file))
+    if training is not None and not isinstance(training, TrainingConfig):
+        raise TypeError(f"training={training!r}: expected a TrainingConfig")
+    training = recipe.training if training is None else training
+    if training.keep_checkpoints is None:  # as many as the recipe averages (§6.1: 5 base, 20 big)
+        training = dataclasses.replace(training, keep_checkpoints=recipe.decoding.checkpoints_to_average)
+    return dataclasses.replace(recipe, data=data, training=training)
 
 
 # Steps 2-4: run folder and tokenizer ------------------------------------------------
@@ -171,14 +171,14 @@ def _existing_run(run_dir, requested):
     return existing
 
 
-def _start_run(run_dir, config, data, training, is_chief):
+def _start_run(run_dir, recipe, is_chief):
     """A fresh run: learns the tokenizer, then writes tokenizer/ and config.json (chief only)."""
     if is_chief:
         runs.remove_leftovers(run_dir)
-    pairs = load_pairs(data, "train")
-    tokenizer = learn_tokenizer(pairs, config.vocab_size, training.seed, whole_tokens(data.dataset, pairs))
-    config = dataclasses.replace(config, vocab_size=tokenizer.vocab_size)
-    data = dataclasses.replace(data, vocab_size=tokenizer.vocab_size)
+    pairs = load_pairs(recipe.data, "train")
+    tokenizer = learn_tokenizer(pairs, recipe.data.subwords, recipe.training.seed,
+                                whole_tokens(recipe.data.dataset, pairs))
+    recipe = recipe.replace(vocab_size=tokenizer.vocab_size)
     if is_chief:
         runs.make_folder(run_dir)
         tmp = os.path.join(run_dir, f".tmp{os.getpid()}_{runs.TOKENIZER_DIR}")
@@ -189,43 +189,46 @@ def _start_run(run_dir, config, data, training, is_chief):
             raise runs.WriteError(error.errno, error.strerror, os.path.join(run_dir, runs.TOKENIZER_DIR)) from None
         shutil.rmtree(os.path.join(run_dir, runs.TOKENIZER_DIR), ignore_errors=True)
         os.replace(tmp, os.path.join(run_dir, runs.TOKENIZER_DIR))
-        runs.write_json_atomic(os.path.join(run_dir, runs.CONFIG_FILE),
-                               runs.run_record(model_name(config), config, data, training))
+        runs.write_json_atomic(os.path.join(run_dir, runs.CONFIG_FILE), runs.run_record(recipe))
     logger.info("vocabulary: %d subwords learned from the training split", tokenizer.vocab_size)
-    return config, tokenizer
+    return recipe, tokenizer
 
 
 # Steps 6-7: datasets and the compiled model --------------------------------------------
-def compile_model(config, strategy, training):
-    """`(model, shadow)`: the model compiled under `strategy` and the precision policy, and a
+def _model(config):
+    """The built model of a model config: `Transformer` or `Seq2Seq`, by the config's type."""
+    return (Transformer if isinstance(config, TransformerConfig) else Seq2Seq).from_preset(config)
+
+
+def compile_model(recipe, strategy):
+    """`(model, shadow)`: the recipe's model compiled under `strategy` and the precision policy, and a
     float32 copy that writes weights-only checkpoints.
 
     Args:
-        config: the model config.
+        recipe: the `Recipe` (its model, and its training: optimizer, precision, XLA, label smoothing, R-Drop).
         strategy: a `tf.distribute.Strategy`.
-        training: `TrainingConfig` (precision, XLA, label smoothing, R-Drop).
 
     Returns:
         `(model, shadow)`.
 
     Example:
-        >>> config, _, training = resolve_settings("tiny")
-        >>> model, shadow = compile_model(config, tf.distribute.get_strategy(), training)
+        >>> model, shadow = compile_model(Recipe.preset("tiny"), tf.distribute.get_strategy())
         >>> type(model.loss).__name__, shadow.dtype_policy.name
         ('LabelSmoothedCrossEntropy', 'float32')
     """
+    training = recipe.training
     previous_policy = keras.config.dtype_policy()
     try:
         keras.config.set_dtype_policy(precision_policy(training.mixed_precision))
         with strategy.scope():
-            model = build_model(config)
-            model.compile(optimizer=build_optimizer(config),
+            model = _model(recipe.model)
+            model.compile(optimizer=build_optimizer(recipe),
                           loss=LabelSmoothedCrossEntropy(training.label_smoothing,
                                                              rdrop_alpha=training.rdrop_alpha),
                           metrics=[MaskedAccuracy()], jit_compile=training.xla)
             model.optimizer.build(model.trainable_variables)  # so a restored backup finds its slots
         keras.config.set_dtype_policy("float32")
-        shadow = build_model(config)
+        shadow = _model(recipe.model)
     finally:
         keras.config.set_dtype_policy(previous_policy)
     return model, shadow
@@ -249,56 +252,37 @@ def _run_callbacks(run_dir, backup_dir, training, shadow, is_chief, extra):
 
 
 # Step 8: train ----------------------------------------------------------------------
-def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoch=None, strategy="auto",
-          mixed_precision=False, xla=False, tokens_per_batch=None, max_length=None, source_lang=None,
-          target_lang=None, data_dir=None, source_file=None, target_file=None, keep_checkpoints=None, seed=0,
-          validation=True, verbose="auto", callbacks=(), worker_timeout=None, train_sentences=None):
+def train(model="tiny", data=None, training=None, *, output, epochs=10, strategy="auto", callbacks=(),
+          verbose="auto", worker_timeout=None):
     """Trains a model into the run folder `output`, or resumes it there.
 
     Args:
-        config: `TransformerConfig`, `Seq2SeqConfig` or a Transformer preset name.
-            Its `vocab_size` is the subword vocabulary to learn (capped, with a
-            warning, at what the training text allows; the config used then has the
-            tokenizer's size).
-        dataset: a name of `tfm.data.load_dataset` ("numbers", "reverse", "copy",
-            "multi30k", a TFDS name, or "files" with `source_file` / `target_file`).
+        model: a preset name (`Recipe.preset(name)`: all four parts), a `Recipe`, or a `TransformerConfig` /
+            `Seq2SeqConfig` alone (`Recipe.for_model`: the tiny recipe's other parts, learning the config's
+            `vocab_size` subwords). The model's `vocab_size` becomes the tokenizer's (the subwords to learn are
+            `data.subwords`, capped, with a warning, at what the training text allows).
+        data: None (the recipe's), a dataset name of `tfm.data.load_dataset` ("numbers", "reverse", "copy",
+            "multi30k", a TFDS name; the recipe's data with that dataset), or a `DataConfig`.
+        training: None (the recipe's) or a `TrainingConfig` (§5, and the seed, precision, XLA, steps per
+            epoch, checkpoints kept, validation).
         output: str. The run folder (see `tfm.runs`); resumed if it exists.
         epochs: int. Epochs to reach (a resumed run trains the rest).
-        steps_per_epoch: int or None. Batches per epoch (the data then repeats);
-            None = one pass over the training split.
         strategy: "auto", "default", "mirrored", "multiworker" or a
             `tf.distribute.Strategy` (see `tfm.training.distribute.make_strategy`).
-        mixed_precision: bool. `mixed_float16` on a GPU, `mixed_bfloat16` on a CPU.
-        xla: bool. `jit_compile` the train step; batches are then padded to their
-            bucket's bound, so XLA compiles one program per bucket, not per shape.
-        tokens_per_batch: int or None. Token budget per side per batch (§5.1);
-            defaults to the config's.
-        max_length: int or None. Pairs longer than this (in subwords) are dropped;
-            defaults to the config's `max_length`, which it may not exceed.
-        source_lang, target_lang, data_dir, source_file, target_file: passed to
-            `tfm.data.load_dataset`.
-        keep_checkpoints: int or None. Epoch checkpoints to keep; defaults to the
-            config's `checkpoints_to_average`.
-        seed: int. Weight initialisation, dropout and shuffling; a resumed run draws
-            its shuffles and dropout masks from `seed` and the epoch it starts at.
-        validation: bool. Evaluate on the validation split after each epoch (not for
-            "files", which has none).
-        verbose: `model.fit`'s verbosity ("auto" = progress bar).
         callbacks: more `keras.callbacks.Callback`s for `model.fit`, run after the
             run folder's own (history, checkpoints, TensorBoard) and before the
             backup, so one that sets `model.stop_training` ends the run cleanly.
+        verbose: `model.fit`'s verbosity ("auto" = progress bar).
         worker_timeout: float or None. "multiworker": seconds to wait for the
             other tasks of TF_CONFIG's cluster (None: `$TFM_WORKER_TIMEOUT`, else 300).
-        train_sentences: int or None. Train (and learn the vocabulary) on the first
-            this many training pairs only, for learning curves; None = all of them.
 
     Returns:
         `TrainResult`.
 
     Raises:
         ValueError: a RUN made with a different configuration (the differing fields
-            are named), another format version, or bad settings (refused before
-            anything is written).
+            are named), another format version, or bad settings (an unknown dataset included: refused
+            before anything is written).
         FileExistsError: `output` exists and is not a run folder, or is a run whose
             config.json is gone.
         NotADirectoryError: `output` is a file, a symbolic link loop or a dangling link.
@@ -312,60 +296,51 @@ def train(config="tiny", dataset="numbers", *, output, epochs=10, steps_per_epoc
         A one-layer model on 100 number pairs, one step, into a temporary folder (a few seconds):
 
         >>> import tempfile
-        >>> from tfm.config import TransformerConfig
-        >>> from tfm.runs import load_run, read_history
+        >>> from tfm.runs import read_history
         >>> tmp = tempfile.TemporaryDirectory()
-        >>> config = TransformerConfig.tiny(num_layers=1, d_model=16, num_heads=2, d_ff=32, vocab_size=60)
-        >>> result = train(config, "numbers", output=os.path.join(tmp.name, "run"), epochs=1, steps_per_epoch=1,
-        ...                train_sentences=100, validation=False, verbose=0)
+        >>> recipe = Recipe.preset("tiny", num_layers=1, d_model=16, num_heads=2, d_ff=32, subwords=60,
+        ...                        train_sentences=100, steps_per_epoch=1, validation=False)
+        >>> result = train(recipe, output=os.path.join(tmp.name, "run"), epochs=1, verbose=0)
         >>> result.epochs, sorted(os.listdir(os.path.join(result.run_dir, "checkpoints")))
         (1, ['epoch_001.weights.h5'])
         >>> read_history(result.run_dir)["epoch"]
         [0]
-        >>> model, tokenizer, info = load_run(result.run_dir)   # what tfm translate / evaluate read
+        >>> model = Transformer.from_preset(result.run_dir)   # what tfm translate / evaluate read
 
         Real runs, as the CLI starts them (`tfm train ...`):
 
-            train("base", "wmt14_translate/de-en", output="runs/base", source_lang="en", epochs=100,
-                  steps_per_epoch=1000, mixed_precision=True)
-            train(TransformerConfig.m30k_small(), "multi30k", output="runs/m30k", epochs=40)
+            train("base", DataConfig("wmt14_translate/de-en", source_lang="en", subwords=37000,
+                  max_pair_length=256), TrainingConfig(steps_per_epoch=1000, mixed_precision=True),
+                  output="runs/base", epochs=100)
+            train("m30k_small", "multi30k", output="runs/m30k", epochs=40)
     """
     if int(epochs) < 1:
         raise ValueError(f"epochs={epochs}: train at least 1 epoch")
-    config, data, training = resolve_settings(
-        config, dataset, tokens_per_batch=tokens_per_batch, max_length=max_length, source_lang=source_lang,
-        target_lang=target_lang, data_dir=data_dir, source_file=source_file, target_file=target_file,
-        keep_checkpoints=keep_checkpoints, seed=seed, strategy=strategy, mixed_precision=mixed_precision, xla=xla,
-        steps_per_epoch=steps_per_epoch, train_sentences=train_sentences)
-    name = model_name(config)
+    recipe = resolve_recipe(model, data, training)
     run_dir = os.path.abspath(output)
-    logger.info("tfm %s: %s %s", __version__, name, json.dumps(config.to_dict(), sort_keys=True))
-    logger.info("data: %s", json.dumps(data.to_dict(), sort_keys=True))
-    requested = runs.run_record(name, config, data, training)
+    logger.info("tfm %s: %s", __version__, json.dumps(recipe.to_dict(), sort_keys=True))
+    requested = runs.run_record(recipe)
     _existing_run(run_dir, requested)  # refused here, before waiting for a lock or a cluster
     is_chief, worker = planned_role(strategy)
     with runs.lock_run(run_dir if is_chief else os.path.join(run_dir, runs.WORKERS_DIR, worker), output):
         if is_chief:
             runs.remove_temporaries(run_dir)
-        return _train_session(run_dir, config, data, training, requested, strategy, epochs, validation, verbose,
-                              callbacks, worker_timeout)
+        return _train_session(run_dir, recipe, requested, strategy, epochs, verbose, callbacks, worker_timeout)
 
 
-def _train_session(run_dir, config, data, training, requested, strategy, epochs, validation, verbose, callbacks,
-                   worker_timeout):
+def _train_session(run_dir, recipe, requested, strategy, epochs, verbose, callbacks, worker_timeout):
     """`train` from the strategy on, with the run folder locked."""
-    name = model_name(config)
     existing = _existing_run(run_dir, requested)  # again: another session may have started it meanwhile
 
     # The strategy first: MultiWorkerMirroredStrategy must exist before other TensorFlow ops.
     strategy = make_strategy(strategy, worker_timeout=worker_timeout)
     is_chief, worker = planned_role(strategy)
-    keras.utils.set_random_seed(training.seed)
+    keras.utils.set_random_seed(recipe.training.seed)
     if existing is None:
-        config, tokenizer = _start_run(run_dir, config, data, training, is_chief)
-    else:
-        config = runs.model_config_from_info(existing)
-        tokenizer = runs.load_tokenizer(run_dir, config)
+        recipe, tokenizer = _start_run(run_dir, recipe, is_chief)
+    else:  # the model as it was trained (its vocabulary), this call's training part
+        recipe = dataclasses.replace(recipe, model=Recipe.from_record(existing).model)
+        tokenizer = runs.load_tokenizer(run_dir, recipe.model)
         logger.info("resuming %s (vocabulary of %d subwords)", run_dir, tokenizer.vocab_size)
 
     backup_dir = (os.path.join(run_dir, runs.BACKUP_DIR) if is_chief
@@ -374,29 +349,31 @@ def _train_session(run_dir, config, data, training, requested, strategy, epochs,
                 else resume.Standing(epochs=0, from_backup=False, checkpoint=None))
     done_before = standing.epochs
     if standing.from_backup:  # Keras restores it unchecked: refused here when made under another architecture
-        runs.verify_weights(os.path.join(backup_dir, resume.BACKUP_WEIGHTS), config,
+        runs.verify_weights(os.path.join(backup_dir, resume.BACKUP_WEIGHTS), recipe.model,
                             config_file=os.path.join(run_dir, runs.CONFIG_FILE))
     if existing is not None and is_chief:
         resume.verify_history(run_dir, done_before)  # a row per finished epoch before this session adds to it
     if done_before >= epochs:
         logger.info("%s has finished %d epochs already (--epochs %d): nothing to train", run_dir, done_before, epochs)
-        model = runs.load_run(run_dir, checkpoint="latest")[0] if standing.checkpoint else build_model(config)
-        return TrainResult(model=model, tokenizer=tokenizer, config=config, history={}, initial_epoch=done_before,
+        model_class = Transformer if isinstance(recipe.model, TransformerConfig) else Seq2Seq
+        model = model_class.from_preset(run_dir if standing.checkpoint else recipe.model, checkpoint="latest")
+        return TrainResult(model=model, tokenizer=tokenizer, recipe=recipe, history={}, initial_epoch=done_before,
                            epochs=done_before, run_dir=run_dir)
     if done_before:
         logger.info("resuming after epoch %d, from %s", done_before,
                     backup_dir if standing.from_backup else os.path.basename(standing.checkpoint[1]))
-        training = dataclasses.replace(training, seed=resume.stream_seed(training.seed, done_before))
-        keras.utils.set_random_seed(training.seed)
+        recipe = recipe.replace(seed=stream_seed(recipe.training.seed, done_before))
+        keras.utils.set_random_seed(recipe.training.seed)
 
-    train_batches, val_batches = make_datasets(data, tokenizer, training, strategy.num_replicas_in_sync, validation)
-    model, shadow = compile_model(config, strategy, training)
-    logger.info("%s: %s parameters, %s, %s, %d replica(s)%s", name, f"{model.count_params():,}",
+    training = recipe.training
+    train_batches, val_batches = make_datasets(recipe.data, tokenizer, training, strategy.num_replicas_in_sync)
+    model, shadow = compile_model(recipe, strategy)
+    logger.info("%s: %s parameters, %s, %s, %d replica(s)%s", recipe.model_name, f"{model.count_params():,}",
                 precision_policy(training.mixed_precision), strategy.__class__.__name__,
                 strategy.num_replicas_in_sync, ", XLA" if training.xla else "")
     initial_epoch = 0
     if standing.checkpoint and not standing.from_backup:
-        initial_epoch = resume.restore_from_checkpoint(run_dir, standing.checkpoint, model, shadow)
+        initial_epoch = restore_from_checkpoint(run_dir, standing.checkpoint, model, shadow)
     fit_callbacks = _run_callbacks(run_dir, backup_dir, training, shadow, is_chief, callbacks)
 
     fit_scope = contextlib.nullcontext()
@@ -411,5 +388,56 @@ def _train_session(run_dir, config, data, training, requested, strategy, epochs,
                             shuffle=False, verbose=verbose)  # the dataset shuffles itself
     run_epochs = len(history.history.get("loss", []))
     finished = resume.epochs_on_disk(run_dir) if is_chief else done_before + run_epochs
-    return TrainResult(model=model, tokenizer=tokenizer, config=config, history=dict(history.history),
+    return TrainResult(model=model, tokenizer=tokenizer, recipe=recipe, history=dict(history.history),
                        initial_epoch=done_before, epochs=finished, run_dir=run_dir)
+
+
+def stream_seed(seed, done_before):
+    """The shuffle and dropout seed of a session that starts after `done_before` epochs: reseeded with `seed` alone,
+    a resumed run would replay the first epochs' batches and dropout masks, which the model has fitted already.
+
+    Example:
+        >>> stream_seed(0, 0), stream_seed(0, 3), stream_seed(7, 3)
+        (0, 3, 7000024)
+    """
+    return (seed * 1_000_003 + done_before) % (2**31 - 1) if done_before else seed
+
+
+def restore_from_checkpoint(run_dir, checkpoint, model, shadow):
+    """Without a backup, continues from `checkpoint` (`(epoch, path)`, `tfm.runs.Standing.checkpoint`): the weights
+    are read through `shadow` (a float32 model of the same config) into `model` (compiled, its optimizer built);
+    Adam's moments restart, and the step counter comes from history.csv so the learning-rate schedule goes on.
+    Returns the epoch to start at (`model.fit`'s `initial_epoch`).
+
+    Example:
+        >>> run, layers = tempfile.mkdtemp(), lambda: [keras.Input((3,)), keras.layers.Dense(2)]
+        >>> model, shadow = keras.Sequential(layers()), keras.Sequential(layers())
+        >>> model.compile(optimizer="adam")
+        >>> model.optimizer.build(model.trainable_variables)
+        >>> _ = runs.save_weights(shadow, os.path.join(run, "epoch_002.weights.h5"))
+        >>> runs.write_rows(os.path.join(run, runs.HISTORY_FILE), [{"epoch": 0, "iterations": 5},
+        ...                                                    {"epoch": 1, "iterations": 10}])
+        >>> restore_from_checkpoint(run, (2, os.path.join(run, "epoch_002.weights.h5")), model, shadow)
+        2
+        >>> int(model.optimizer.iterations)   # the schedule goes on from step 10
+        10
+    """
+    epoch, path = checkpoint
+    runs.load_weights(shadow, path, config_file=os.path.join(run_dir, runs.CONFIG_FILE))
+    model.set_weights(shadow.get_weights())
+    try:
+        rows = [row for row in runs.read_rows(os.path.join(run_dir, runs.HISTORY_FILE))
+                if int(row["epoch"]) == epoch - 1]
+    except ValueError:  # a damaged history.csv: verify_history sets it aside before training
+        rows = []
+    try:
+        iterations = int(float(rows[-1]["iterations"]))
+    except (IndexError, KeyError, TypeError, ValueError):
+        iterations = None
+    model.optimizer.iterations.assign(iterations or 0)
+    logger.warning("no training state in %s: continuing from %s with fresh optimizer moments at step %s",
+                   os.path.join(run_dir, runs.BACKUP_DIR), os.path.basename(path),
+                   iterations if iterations is not None else
+                   f"0 ({runs.HISTORY_FILE} records no step count for epoch {epoch}: the learning-rate schedule "
+                   f"starts again, warm-up included)")
+    return epoch

@@ -6,7 +6,7 @@ from a config, and parse trees.
     drawing.py          the figures' shared vocabulary: boxes, arrows, colours
     diagrams.py         `draw_transformer(config)` (Figure 1), `draw_attention(config)` (Figure 2)
     seq2seq_diagram.py  `draw_seq2seq`: the RNN encoder-decoder with attention
-    trees.py            `plot_tree` (wrong constituents in red), `plot_learning_curve` (F1 against sentences)
+    tree_plots.py       `plot_tree` (wrong constituents in red), `plot_learning_curve` (F1 against sentences)
 
 Names are imported on first use (PEP 562): `import tfm.viz` starts neither matplotlib nor TensorFlow.
 
@@ -25,9 +25,9 @@ _EXPORTS = {
                     "tfm.viz.plots"),
     **dict.fromkeys(("draw_attention", "draw_transformer"), "tfm.viz.diagrams"),
     **dict.fromkeys(("draw_seq2seq",), "tfm.viz.seq2seq_diagram"),
-    **dict.fromkeys(("learning_curve_trend", "plot_learning_curve", "plot_tree", "tree_layout"), "tfm.viz.trees"),
+    **dict.fromkeys(("plot_learning_curve", "plot_tree", "tree_layout"), "tfm.viz.tree_plots"),
 }
-_SUBMODULES = ("diagrams", "drawing", "plots", "seq2seq_diagram", "trees")
+_SUBMODULES = ("diagrams", "drawing", "plots", "seq2seq_diagram", "tree_plots")
 
 __all__ = sorted(_EXPORTS)
 

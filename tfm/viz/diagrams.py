@@ -3,7 +3,7 @@
 Each function draws with plain matplotlib patches, arrows and text and returns the `Figure`,
 like the rest of `tfm.viz` (which exports them). The labels carry the config's numbers
 (N, d_model, h, d_k, d_ff), and the Transformer's boxes follow `norm_first`, so the picture
-is of the model that `build_transformer(config)` builds, not of a fixed drawing.
+is of the model that `Transformer(config)` builds, not of a fixed drawing.
 No TensorFlow here, and no backend is picked: headless runs set `MPLBACKEND=Agg`.
 
     fig = draw_transformer(TransformerConfig.small(norm_first=True))
@@ -12,7 +12,7 @@ No TensorFlow here, and no backend is picked: headless runs set `MPLBACKEND=Agg`
 
 from matplotlib.patches import FancyBboxPatch
 
-from tfm.viz.drawing import COLORS, FONTSIZE, arrow, box, finish, new_axes, path, plus
+from tfm.viz.drawing import COLORS, FONTSIZE, arrow, box, finish_axes, new_axes, path, plus
 
 __all__ = ["draw_attention", "draw_transformer"]
 
@@ -180,7 +180,7 @@ def draw_transformer(config, ax=None, scale=0.62):
     ax.set_title(f"Transformer: N = {n}, d_model = {d}, h = {config.num_heads}, d_ff = {config.d_ff}, {norm}",
                  fontsize=FONTSIZE + 2)
     xlim, ylim = (-0.9, x_max + 0.1), (y_bottom, y_top + 0.3)
-    finish(ax, xlim, ylim)
+    finish_axes(ax, xlim, ylim)
     if len(fig.axes) == 1:
         fig.set_size_inches(scale * (xlim[1] - xlim[0]), scale * (ylim[1] - ylim[0]) + 0.4)
     return fig
@@ -256,7 +256,7 @@ def draw_attention(config=None, num_heads=None, key_dim=None, scale=0.62):
     ax.text(x2, hi + 0.85, r"$\mathrm{softmax}\left(\frac{QK^{T}}{\sqrt{d_k}}\right)V$", ha="center",
             va="center", fontsize=FONTSIZE + 3)
     ax.set_title("Scaled Dot-Product Attention", fontsize=FONTSIZE + 2)
-    finish(ax, (0.0, 6.1), (-0.7, 8.5))
+    finish_axes(ax, (0.0, 6.1), (-0.7, 8.5))
 
     # Right: h heads, each with its own Q, K, V projections, concatenated and projected by W^O.
     ax = right
@@ -277,5 +277,5 @@ def draw_attention(config=None, num_heads=None, key_dim=None, scale=0.62):
     arrow(ax, (4.0, hi), (4.0, hi + 0.5))
     ax.text(4.0, hi + 0.85, r"$\mathrm{MultiHead}(Q, K, V)$", ha="center", va="center", fontsize=FONTSIZE + 3)
     ax.set_title(f"Multi-Head Attention (h = {h})", fontsize=FONTSIZE + 2)
-    finish(ax, (0.2, 8.9), (-0.7, 8.5))
+    finish_axes(ax, (0.2, 8.9), (-0.7, 8.5))
     return fig

@@ -5,7 +5,7 @@ Example:
     >>> fig, ax = new_axes(None, (3, 2))
     >>> box(ax, 1.0, 1.0, 1.6, 0.6, "Feed Forward", COLORS["ffn"])
     (0.7, 1.3)
-    >>> finish(ax, (0, 2), (0, 2))
+    >>> finish_axes(ax, (0, 2), (0, 2))
 """
 
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
@@ -45,7 +45,7 @@ def new_axes(ax, figsize):
     return fig, ax
 
 
-def finish(ax, xlim, ylim):
+def finish_axes(ax, xlim, ylim):
     """Fixes the limits and the aspect, and hides the axes: a drawing, not a plot.
 
     Args:
@@ -54,7 +54,7 @@ def finish(ax, xlim, ylim):
 
     Example:
         >>> fig, ax = new_axes(None, (3, 2))
-        >>> finish(ax, (0, 3), (0, 2))
+        >>> finish_axes(ax, (0, 3), (0, 2))
         >>> tuple(float(x) for x in ax.get_xlim()), ax.axison
         ((0.0, 3.0), False)
     """

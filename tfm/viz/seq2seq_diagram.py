@@ -7,7 +7,7 @@ The drawing helpers and palette are `tfm.viz.drawing`'s, shared with `tfm.viz.di
 
 from matplotlib.patches import Circle
 
-from tfm.viz.drawing import COLORS, FONTSIZE, arrow, box, finish, new_axes, path, plus
+from tfm.viz.drawing import COLORS, FONTSIZE, arrow, box, finish_axes, new_axes, path, plus
 
 
 def draw_seq2seq(bidirectional=True, attention="bahdanau", ax=None, figsize=(8.8, 6.4)):
@@ -125,5 +125,5 @@ def draw_seq2seq(bidirectional=True, attention="bahdanau", ax=None, figsize=(8.8
                 va="center", fontsize=FONTSIZE + 1)
         title = "Encoder-decoder without attention: the fixed-size bottleneck"
     ax.set_title(title, fontsize=FONTSIZE + 2)
-    finish(ax, (0.0, 11.3), (-0.1, 8.5))
+    finish_axes(ax, (0.0, 11.3), (-0.1, 8.5))
     return fig

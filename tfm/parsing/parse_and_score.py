@@ -48,9 +48,10 @@ def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alph
     Example:
         A run's model parses its test split (`tfm evaluate --run runs/parse --split test` does this):
 
-            model, tokenizer, run_info = tfm.runs.load_run("runs/parse")
-            sources, gold = split_trees(run_info, "test")
-            trees, scores = evaluate_parsing(model, tokenizer, sources, gold, beam_size=21, alpha=0.3)
+            translator = tfm.Translator.from_run("runs/parse")
+            sources, gold = split_trees(tfm.runs.read_run_config("runs/parse"), "test")
+            trees, scores = evaluate_parsing(translator.model, translator.tokenizer, sources, gold, beam_size=21,
+                                             alpha=0.3)
             print(parse_report(scores, repair_rate=scores["repair_rate"]))
 
         The scoring alone, on a tree rebuilt from an output:
@@ -84,7 +85,8 @@ def split_trees(run_info, split, limit=None):
     """The sentences and gold trees of a parsing run's split: what the model reads and what it is scored against.
 
     Args:
-        run_info: the dict `tfm.runs.load_run` returns (its `data` entry names the dataset and the cache folder).
+        run_info: a run's config.json as `tfm.runs.read_run_config` reads it (its `data` entry names the dataset
+            and the cache folder).
         split: "validation" (or an alias: "val", "dev") or "test".
         limit: int or None. Only the first `limit` sentences.
 
@@ -119,7 +121,8 @@ def evaluate_run(model, tokenizer, run_info, split, limit=None, beam_size=None, 
     """`tfm evaluate` on a parsing run: its split parsed and scored (`evaluate_parsing`).
 
     Args:
-        model, tokenizer, run_info: what `tfm.runs.load_run` returns.
+        model, tokenizer: a run's (`tfm.Translator.from_run(run)`'s `model` and `tokenizer`).
+        run_info: its config.json (`tfm.runs.read_run_config`), with `checkpoint`: the weights file read.
         split, limit: as in `split_trees`.
         beam_size, alpha, constrained: as in `evaluate_parsing`.
 
@@ -129,8 +132,9 @@ def evaluate_run(model, tokenizer, run_info, split, limit=None, beam_size=None, 
     Example:
         What `tfm evaluate --run runs/parse --split test --limit 100` runs:
 
-            model, tokenizer, run_info = tfm.runs.load_run("runs/parse")
-            trees, scores = evaluate_run(model, tokenizer, run_info, "test", limit=100)
+            translator = tfm.Translator.from_run("runs/parse")
+            run_info = {**tfm.runs.read_run_config("runs/parse"), "checkpoint": tfm.runs.weights_path("runs/parse")}
+            trees, scores = evaluate_run(translator.model, translator.tokenizer, run_info, "test", limit=100)
             scores["f1"], scores["split"], scores["checkpoint"]
 
         A run that is not a parsing run is refused before anything is decoded:

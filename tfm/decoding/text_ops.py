@@ -17,7 +17,7 @@ The rule, in order:
 2. **Whitespace separates words, and only that**: every run of Unicode White_Space characters
    (`tfm.decoding.input_rule.SEPARATORS`: space, tab, CR, LF, vertical tab, form feed, NEL, no-break and
    the other Unicode spaces, line and paragraph separators) becomes one space, and none is
-   kept at either end (`normalize`). So `"two"`, `"two\\n"`, `"two\\r\\n"`, `" two "`,
+   kept at either end (`normalize_strings`). So `"two"`, `"two\\n"`, `"two\\r\\n"`, `" two "`,
    `"\\ttwo"` and `"\\u00a0two"` translate alike, and `"a\\nb"` is the one sentence `"a b"`:
    one string is one sentence however it was wrapped (to translate lines apart, send them as
    separate strings; `tfm translate` reads one sentence per line of standard input).
@@ -38,7 +38,7 @@ Serving's images (tests/serving/test_saved_model.py) cover it. `tests/decoding/t
 cases through both versions of the rule and through every path.
 
 Example:
-    >>> normalize(tf.constant(["two\\r\\n", " two ", "a\\nb", "\\u00a0"])).numpy().tolist()
+    >>> normalize_strings(tf.constant(["two\\r\\n", " two ", "a\\nb", "\\u00a0"])).numpy().tolist()
     [b'two', b'two', b'a b', b'']
     >>> invalid(tf.constant([b"two", b"two\\x00", b"\\xff"])).numpy().tolist()
     [False, True, True]
@@ -48,7 +48,6 @@ import tensorflow as tf
 
 from tfm.decoding import input_rule
 
-INVALID = input_rule.INVALID
 # The same characters as input_rule.SEPARATORS, written as RE2 escapes (\x{...}): one pattern, no literal controls.
 SEPARATOR_RUNS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in input_rule.SEPARATORS) + "]+"
 
@@ -65,21 +64,22 @@ def invalid(text):
 
 
 def assert_valid(text):
-    """`text` unchanged, after an assertion that fails with `INVALID` and the indices of the refused strings."""
+    """`text` unchanged, after an assertion that fails with `input_rule.INVALID` and the indices of the refused
+    strings."""
     bad = invalid(text)
     check = tf.debugging.Assert(tf.logical_not(tf.reduce_any(bad)), [
-        f"tfm translator: {INVALID}", tf.reshape(tf.where(bad), [-1])], summarize=10)
+        f"tfm translator: {input_rule.INVALID}", tf.reshape(tf.where(bad), [-1])], summarize=10)
     with tf.control_dependencies([check]):
         return tf.identity(text)
 
 
-def normalize(text):
+def normalize_strings(text):
     """tf.string `(B,)` -> the text the tokenizer sees: each run of separators one space, none at either end."""
     return tf.strings.strip(tf.strings.regex_replace(text, SEPARATOR_RUNS, " "))
 
 
 def tokenize_source(tokenizer, text, max_source_length=None):
-    """Source subwords of a batch of strings (`normalize`d), cut to what the model accepts.
+    """Source subwords of a batch of strings (`normalize_strings`), cut to what the model accepts.
 
     Args:
         tokenizer: the run's `SubwordTokenizer`.
@@ -91,7 +91,7 @@ def tokenize_source(tokenizer, text, max_source_length=None):
         there is something to translate (not blank, at least one subword); bool `(B,)`
         True where subwords were dropped.
     """
-    text = normalize(text)
+    text = normalize_strings(text)
     ids = tokenizer.tokenize(text)  # (B,) -> ragged (B, None)
     lengths = ids.row_lengths()
     truncated = tf.zeros_like(lengths, tf.bool)

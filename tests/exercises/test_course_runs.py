@@ -1,7 +1,8 @@
-"""A notebook's run beside its published copy's (`tfm.runs.published`): the summary line printed by one run is
+"""A notebook's run beside its published copy's (`tfm.exercises.course_runs`): the summary line printed by one run is
 the one the next run reads back, and copies that cannot hold it (missing, damaged, older) say so instead of failing.
 
-No TensorFlow: these tests import only `tfm.runs.published`.
+Moved from tests/runs/test_published.py (the helper left the run-folder package). `course_runs` itself starts no
+TensorFlow.
 """
 
 import json
@@ -9,7 +10,7 @@ import sys
 
 import pytest
 
-from tfm.runs.published import (
+from tfm.exercises.course_runs import (
     SUMMARY_PREFIX,
     format_beside,
     machine_description,

@@ -3,7 +3,7 @@
     search(model, source_ids, beam_size=4)              # ids in, a SearchResult out (a tf.function body)
     search(model, source_ids, beam_size=1)              # greedy when beam_size == 1
 
-    search_core.py    SearchResult, length_penalty, validate_beam_size and the steps both searches take
+    search_steps.py   SearchResult, length_penalty, validate_beam_size and the steps both searches take
     greedy.py         greedy_search
     beam.py           beam_search
 
@@ -54,16 +54,14 @@ How it runs:
 (the TensorFlow tutorial's way); it exists for the cached == uncached test and
 the speed benchmark (`benchmarks/decoding_speed.py`), and runs in graph mode only.
 
-The models are seen through `tfm.decoding.decodable` (start / step); text in,
+The models are seen through `tfm.decoding.model_adapter` (start / step); text in,
 text out is `tfm.decoding.translator`.
 """
 
 from tfm.decoding.beam import beam_search
-from tfm.decoding.decodable import as_decodable
 from tfm.decoding.greedy import greedy_search
-from tfm.decoding.search_core import NEG_INF, SearchResult, length_penalty, validate_beam_size
-
-__all__ = ["NEG_INF", "SearchResult", "beam_search", "validate_beam_size", "greedy_search", "length_penalty", "search"]
+from tfm.decoding.model_adapter import as_decodable
+from tfm.decoding.search_steps import validate_beam_size
 
 
 def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True, return_all=False,
@@ -78,8 +76,8 @@ def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use
 
     Example:
         >>> import tensorflow as tf
-        >>> from tfm import TransformerConfig, build_transformer
-        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=40, num_layers=1, max_extra_length=4))
+        >>> from tfm import Transformer
+        >>> model = Transformer.from_preset("tiny", vocab_size=40, num_layers=1, extra_positions=4)
         >>> source_ids = tf.constant([[5, 6, 7], [8, 9, 0]])   # (B, S) = (2, 3), 0-padded
         >>> greedy = search(model, source_ids, beam_size=1)
         >>> bool(tf.reduce_all(greedy.sequences == greedy_search(model, source_ids).sequences))

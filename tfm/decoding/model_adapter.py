@@ -97,7 +97,7 @@ class ModelDecodable(Decodable):
     """The search's view of a model with the decoding interface: `Transformer`, `Seq2Seq`.
 
     Args:
-        model: has `config` (`vocab_size`, `max_extra_length`), `encode(source_ids, training, max_length)
+        model: has `config` (`vocab_size`; a Transformer's `extra_positions`, the default output limit), `encode(source_ids, training, max_length)
             -> DecodingState`, `decode_step(token_ids, index, state) -> (logits, state)`,
             `attention_weights(source_ids, target_ids)`, and may have `max_source_length` /
             `max_decode_steps` (None or absent: no limit).
@@ -107,7 +107,7 @@ class ModelDecodable(Decodable):
 
     Example:
         >>> from tfm import Transformer
-        >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1, max_length=16, max_extra_length=4)
+        >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1, max_length=16, extra_positions=4)
         >>> decodable = ModelDecodable(model)
         >>> decodable.vocab_size, decodable.max_source_length, decodable.max_steps   # 16 + 4 + 1 positions
         (30, 16, 21)
@@ -126,7 +126,7 @@ class ModelDecodable(Decodable):
         self.vocab_size = int(config.vocab_size)
         self.max_source_length = getattr(model, "max_source_length", None)
         self.max_steps = getattr(model, "max_decode_steps", None)
-        self.default_max_extra_length = int(config.max_extra_length)
+        self.default_max_extra_length = int(getattr(config, "extra_positions", DEFAULT_MAX_EXTRA_LENGTH))
 
     def start(self, source_ids, max_steps=None, use_cache=True):
         if not use_cache:

@@ -1,4 +1,4 @@
-"""Parsing evaluation (`tfm.parsing.evaluation`): a run's split as sentences and gold trees, and the checks made
+"""Parsing evaluation (`tfm.parsing.parse_and_score`): a run's split as sentences and gold trees, and the checks made
 before decoding. A model parsing and `tfm evaluate` end to end: tests/parsing/test_parsing_run.py."""
 
 import nltk
@@ -12,7 +12,7 @@ def _run_info(data_dir, dataset="ptb_parse"):
 
 
 def test_the_sources_are_those_the_run_reads_and_the_gold_trees_match_them(treebank_data_dir):
-    from tfm.decoding.evaluation import split_pairs
+    from tfm.decoding.bleu import split_pairs
 
     info = _run_info(treebank_data_dir)
     sources, gold = parsing.split_trees(info, "val")

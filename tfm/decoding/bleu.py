@@ -1,7 +1,7 @@
 """BLEU and chrF with sacreBLEU (Vaswani et al., 2017, §6.1, Table 2).
 
     tfm evaluate --run runs/m30k --split test --beam-size 4
-    scores = tfm.decoding.evaluation.score(hypotheses, references)
+    scores = tfm.decoding.bleu.score(hypotheses, references)
 
 Three numbers, side by side, all computed by the `sacrebleu` library on
 detokenized text (the model's own output, references as distributed):
@@ -38,7 +38,7 @@ from tfm.data import canonical_split, load_dataset
 from tfm.data.preprocess import detokenize, moses_lc, signature
 from tfm.data.preprocess import preprocess as prepare  # `preprocess` names an argument here
 from tfm.decoding import Translator
-from tfm.runs.atomic import WriteError
+from tfm.runs import WriteError
 
 
 def score(hypotheses, references, lang=None, preprocess=None):
@@ -123,7 +123,7 @@ def format_scores(scores):
         str, one line per metric.
 
     Example:
-        >>> from tfm.decoding.evaluation import format_scores, score
+        >>> from tfm.decoding.bleu import format_scores, score
         >>> cased = score(["The cat sat on the mat."], ["The cat sat on the mat."], lang="en")
         >>> [line[:18].strip() for line in format_scores(cased).splitlines()]
         ['BLEU', 'BLEU (tok, lc)', 'BLEU (Moses, lc)', 'chrF']
@@ -155,7 +155,7 @@ def split_pairs(run_info, split, limit=None):
     """The `(sources, references)` of a run's dataset split, as lists of str.
 
     Args:
-        run_info: the dict `tfm.runs.load_run` returns (its `data` entry names the dataset).
+        run_info: a run's config.json as `tfm.runs.read_run_config` reads it (its `data` entry names the dataset).
         split: "validation" (or an alias of `tfm.data.canonical_split`: "val", "valid", "dev") or "test".
         limit: int or None. Only the first `limit` pairs.
     """
@@ -232,7 +232,7 @@ def results_name(split, scores, limit=None):
 def validate_results_folder(run_dir):
     """Raises unless `RUN/hyps/` can take an evaluation's files; `tfm evaluate` asks before it decodes.
 
-    The rule every output path follows (`tfm.runs.folder`): `RUN/hyps` is a folder or can be made
+    The rule every output path follows (`tfm.runs.files`): `RUN/hyps` is a folder or can be made
     (not a file, a symbolic link loop or a dangling link), and it (or, before it is made, the run
     folder) can be written.
 
@@ -248,9 +248,7 @@ def validate_results_folder(run_dir):
 
     Example:
         >>> import tempfile
-        >>> from tfm.runs.example import write_example_run
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> run = write_example_run(os.path.join(tmp.name, "run"))
+        >>> run = tempfile.mkdtemp()
         >>> os.path.basename(validate_results_folder(run))
         'hyps'
         >>> open(os.path.join(run, "hyps"), "w").close()
@@ -259,7 +257,7 @@ def validate_results_folder(run_dir):
         ...
         NotADirectoryError: the results folder '...hyps' is a file, not a folder
     """
-    from tfm.runs import folder as runs
+    from tfm import runs
 
     folder = os.path.join(run_dir, runs.HYPS_DIR)
     runs.validate_output_path(folder, "the results folder")
@@ -290,7 +288,7 @@ def write_results(run_dir, split, hypotheses, scores, limit=None):
         >>> [os.path.basename(path) for path in paths], open(paths[0]).read()
         (['val.beam4.alpha0.6.txt', 'val.beam4.alpha0.6.json'], 'eins\\nzwei\\n')
     """
-    from tfm.runs import folder as runs
+    from tfm import runs
 
     folder = validate_results_folder(run_dir)
     saved = []

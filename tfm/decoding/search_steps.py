@@ -9,7 +9,7 @@ the beam size's check, and the steps `tfm.decoding.greedy` and `tfm.decoding.bea
     top_k               `tf.math.top_k` in two cheaper passes over a large vocabulary
     start_sequences, write_column, finalize     the output buffers: START first, one column per step
 
-How the searches run is `tfm.decoding.search_entry`'s docstring.
+How the searches run is `tfm.decoding.greedy_or_beam`'s docstring.
 """
 
 import numbers
@@ -17,9 +17,9 @@ from typing import Any, NamedTuple
 
 import tensorflow as tf
 
-from tfm.config.rules import validate_length_penalty
+from tfm.config.validation import validate_length_penalty
 from tfm.decoding.batch_state import use_static_shapes
-from tfm.decoding.decodable import as_decodable
+from tfm.decoding.model_adapter import as_decodable
 from tfm.models.decoding_state import DecodingState
 from tfm.special_tokens import END_ID, PAD_ID, START_ID
 
@@ -39,9 +39,9 @@ class SearchResult(NamedTuple):
         all_scores: float32 `(B, k)`, their scores; `-inf` where fewer than `k` finished.
 
     Example:
-        >>> from tfm import TransformerConfig, build_transformer
+        >>> from tfm import Transformer
         >>> from tfm.decoding import search
-        >>> model = build_transformer(TransformerConfig.tiny(vocab_size=40, num_layers=1, max_extra_length=4))
+        >>> model = Transformer.from_preset("tiny", vocab_size=40, num_layers=1, extra_positions=4)
         >>> source_ids = tf.constant([[5, 6, 7], [8, 9, 0]])   # (B, S) = (2, 3), 0-padded
         >>> result = search(model, source_ids, beam_size=3)   # T_max = S + max_extra_length + 1 (END) = 8
         >>> {name: tuple(value.shape) for name, value in result._asdict().items()}
@@ -132,7 +132,7 @@ class SearchStart(NamedTuple):
     """What `start_search` hands a search: the checked arguments, the truncated source and the model's start state.
 
     Attributes:
-        decodable: the model as the search sees it (`tfm.decoding.decodable`).
+        decodable: the model as the search sees it (`tfm.decoding.model_adapter`).
         k: int, the beam size (1 for greedy).
         alpha: float, the length penalty's exponent.
         static_shapes: bool, whether every buffer keeps its shape for the whole search (XLA).
@@ -174,7 +174,7 @@ def start_search(model, source_ids, alpha, max_extra_length, use_cache, static_s
 
     Example:
         >>> from tfm import Transformer
-        >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1, max_extra_length=4)
+        >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1, extra_positions=4)
         >>> start = start_search(model, [[5, 6, 7], [8, 0, 0]], alpha=0.6, max_extra_length=None, use_cache=True,
         ...                      static_shapes=None, beam_size=2)
         >>> start.k, start.limits.numpy().tolist(), int(start.max_steps)   # source length + 4; 3 + 4 + 1
@@ -190,7 +190,7 @@ def start_search(model, source_ids, alpha, max_extra_length, use_cache, static_s
     state = decodable.start(source_ids, max_steps if static_shapes else None, use_cache)
     if not isinstance(state, DecodingState):
         raise TypeError(f"{type(decodable).__name__}.start returned a {type(state).__name__}: expected a "
-                        "tfm.decoding.DecodingState(memory, memory_mask, cache) (see tfm.decoding.Decodable)")
+                        "tfm.models.DecodingState(memory, memory_mask, cache) (see tfm.decoding.Decodable)")
     return SearchStart(decodable, k, alpha, static_shapes, source_ids, limits, max_steps, tf.shape(source_ids)[0],
                        state)
 

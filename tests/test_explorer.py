@@ -1,0 +1,308 @@
+"""The attention explorer (issue 51): tools/attention_explorer.py's data, and the page that draws it.
+
+- the data, on a tiny trained run (the shared `finished_run`: 2 epochs of the numbers task) with the tool's own code:
+  the file holds, rounded to its decimals and nothing else, what `Translator.attention` returns for each sentence
+  (tokens, translation, every layer and head of the three kinds); every row sums to 1 within 0.01; the decoder's
+  self-attention is causal in the file too; no machine path; the size budget is enforced;
+- the committed data (docs/explorer/attention_data.js, from notebook 08's run): at least 8 sentences with their
+  reasons, every layer and head of the three kinds, rows summing to 1, no machine path, within 1.5 MB;
+- in Chromium (skipped, saying so, without Chromium or playwright), on the site built once for this module
+  (tests/test_site.py's fixtures): the English and Korean pages open with no console error and no request outside
+  the site, over http and from the disk (file://); the root element and the four controls; at least 8 sentences;
+  for every sentence, kind, layer and head each query's drawn weights sum to 1 and equal the file's; changing the
+  layer or the head changes the drawing; hover or keyboard focus keeps one row; at 390 px nothing but the matrix's
+  own box scrolls sideways and the controls are on screen.
+
+    .venv/bin/python -m pytest -q tests/test_explorer.py
+"""
+
+import importlib.util
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+from test_site import browser, serve, site  # noqa: F401  (the site built once, one Chromium per module)
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("attention_explorer", ROOT / "tools" / "attention_explorer.py")
+explorer = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(explorer)
+
+DATA_FILE = ROOT / "docs" / "explorer" / "attention_data.js"
+PAGES = ("explorer.html", "ko/explorer.html")
+SENTENCES = ["three hundred twenty one", "seven thousand three hundred forty two", "five"]
+MACHINE_PATH = re.compile(r"(?:/home/|/root/|/tmp/|/work/|/Users/|[A-Za-z]:\\\\)")
+
+
+# --- The data -----------------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny(finished_run, tmp_path_factory):
+    """`(data, the file written, the run)`: the tool run on the tiny trained run (its last epoch's weights)."""
+    path = tmp_path_factory.mktemp("explorer") / "attention_data.js"
+    data = explorer.build(finished_run, path, SENTENCES, checkpoint="latest")
+    return data, path, finished_run
+
+
+def test_the_file_holds_what_translator_attention_returns(tiny):
+    from tfm.decoding import Translator
+
+    data, path, run = tiny
+    stored = explorer.from_script(path.read_text(encoding="utf-8"))
+    assert stored == data
+    translator = Translator.from_run(run, checkpoint="latest")
+    scale = stored["scale"]
+    assert scale == 10 ** stored["decimals"]
+    for item, sentence in zip(stored["sentences"], SENTENCES, strict=True):
+        maps = translator.attention(sentence)
+        assert item["source"] == sentence and item["translation"] == maps["translation"]
+        assert item["tokens"]["source"] == list(maps["source_tokens"])
+        assert item["tokens"]["output"] == list(maps["target_tokens"]) and item["tokens"]["output"][-1] == "[END]"
+        assert item["tokens"]["decoder_input"] == ["[START]"] + item["tokens"]["output"][:-1]
+        assert sorted(item["attention"]) == sorted(explorer.KINDS)
+        for kind in explorer.KINDS:
+            assert len(item["attention"][kind]) == len(maps[kind]), kind
+            for layer, weights in enumerate(maps[kind]):
+                kept = np.array(item["attention"][kind][layer], dtype=np.int64)
+                assert kept.shape == weights.shape, (kind, layer)
+                # Rounding only: every stored weight is the model's to half a unit of the last decimal kept.
+                np.testing.assert_array_equal(kept, np.rint(np.asarray(weights, np.float64) * scale).astype(np.int64))
+                assert np.abs(kept / scale - weights).max() <= 0.5 / scale + 1e-7
+    assert data["layers"] == {"encoder": 1, "decoder": 1} and data["heads"] == 2  # tests/training_helper.py's SMALL
+
+
+def test_every_row_sums_to_one_and_the_decoder_is_causal(tiny):
+    data, _, _ = tiny
+    assert explorer.row_sum_problems(data) == []
+    for item in data["sentences"]:
+        for kind, layers in item["attention"].items():
+            sums = np.array(layers).sum(axis=-1) / data["scale"]  # (layers, heads, queries)
+            np.testing.assert_allclose(sums, 1.0, atol=0.01, err_msg=kind)
+        for layer in item["attention"]["decoder_self_attention"]:
+            above = np.triu(np.array(layer), k=1)  # (heads, T, T): step i sees decoder inputs 0..i only
+            assert not above.any()
+
+
+def test_provenance_names_the_run_by_its_folder_and_no_machine_path(tiny):
+    data, path, run = tiny
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("window.TFM_ATTENTION_DATA = {") and text.endswith("};\n")
+    provenance = data["provenance"]
+    assert provenance["run"] == pathlib.Path(run).name and provenance["epochs"] == 2
+    assert provenance["weights"] == "epoch_002.weights.h5" and provenance["beam_size"] == 4
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", provenance["date"]) and provenance["tfm_version"]
+    assert str(pathlib.Path(run).parent) not in text and not MACHINE_PATH.search(text)
+
+
+def test_the_tool_refuses_a_file_over_budget_or_naming_a_machine_path(tiny, tmp_path):
+    data, _, _ = tiny
+    target = tmp_path / "data.js"
+    size = len(explorer.to_script(data).encode("utf-8"))
+    with pytest.raises(ValueError, match=f"over the budget of {size - 1:,}"):
+        explorer.write(data, target, max_bytes=size - 1)
+    with pytest.raises(ValueError, match="machine path"):
+        explorer.write(data, target, forbidden=[data["sentences"][0]["source"]])
+    broken = json.loads(json.dumps(data))
+    broken["sentences"][0]["attention"]["cross_attention"][0][0][0][0] += 200  # + 0.02 on one weight
+    with pytest.raises(ValueError, match="do not sum to 1"):
+        explorer.write(broken, target)
+    assert not target.exists()
+    assert explorer.write(data, target, max_bytes=size) == size
+
+
+def test_the_tools_examples_run():
+    import doctest
+
+    result = doctest.testmod(explorer, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 8 and result.failed == 0, result
+
+
+# --- The committed data -------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def committed():
+    assert DATA_FILE.is_file(), (f"no {DATA_FILE.relative_to(ROOT)}: write it from notebook 08's run with "
+                                 "`make explorer RUN=runs/08_multi30k_d256`")
+    return DATA_FILE.read_text(encoding="utf-8")
+
+
+def test_the_committed_data_is_complete_small_and_has_no_machine_path(committed):
+    assert len(committed.encode("utf-8")) <= explorer.MAX_BYTES
+    assert not MACHINE_PATH.search(committed)
+    data = explorer.from_script(committed)
+    assert data["format"] == explorer.FORMAT and data["scale"] == 10 ** data["decimals"]
+    assert {"run", "preset", "epochs", "weights", "date", "tfm_version"} <= set(data["provenance"])
+    assert len(data["sentences"]) >= 8
+    layers, heads = data["layers"], data["heads"]
+    for item in data["sentences"]:
+        assert item["why"] and item["why_ko"] and item["reference"] and item["translation"], item["source"]
+        s, t = len(item["tokens"]["source"]), len(item["tokens"]["output"])
+        shapes = {"encoder_self_attention": (layers["encoder"], heads, s, s),
+                  "decoder_self_attention": (layers["decoder"], heads, t, t),
+                  "cross_attention": (layers["decoder"], heads, t, s)}
+        for kind, shape in shapes.items():
+            assert np.array(item["attention"][kind]).shape == shape, (item["source"], kind)
+    assert explorer.row_sum_problems(data) == []
+    indices = [item["index"] for item in data["sentences"]]
+    assert indices == [index for index, _, _ in explorer.DEFAULT_SENTENCES]
+
+
+# --- In Chromium --------------------------------------------------------------------------------------------------
+
+def _open(page_maker, url, site_prefix):
+    """Opens `url` in a new tab: `(tab, problems)`, problems being console errors, page errors, failed requests and
+    requests outside `site_prefix`, as they come."""
+    tab = page_maker()
+    problems = []
+    tab.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+    tab.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    tab.on("requestfailed", lambda r: problems.append(f"failed: {r.url} {r.failure}"))
+    tab.on("request", lambda r: r.url.startswith(site_prefix) or r.url.startswith("data:")
+           or problems.append(f"outside the site: {r.url}"))
+    tab.goto(url, wait_until="networkidle")
+    return tab, problems
+
+
+def test_the_pages_open_over_http_and_from_the_disk_without_errors_or_outside_requests(site, browser):  # noqa: F811
+    page, base = browser
+    new_tab = page.context.browser.new_page
+    disk = site.as_uri() + "/"
+    # From the disk, every page of the site logs the theme's own failed fetch of sitemap.xml (Material reads it for
+    # the language switch; Chromium refuses XMLHttpRequest to file://): the front page's problems are that baseline.
+    front, baseline = _open(new_tab, disk + "index.html", disk)
+    front.close()
+    assert all("sitemap.xml" in p or "ERR_FAILED" in p for p in baseline), baseline
+    found = {}
+    for name in PAGES:
+        for prefix in (base, disk):
+            tab, problems = _open(new_tab, prefix + name, prefix)
+            state = tab.evaluate("""() => { const root = document.querySelector('[data-attention-explorer]');
+                return root && {selects: Array.from(root.querySelectorAll('select')).map(s => s.name),
+                                sentences: root.querySelector('select[name=sentence]').options.length,
+                                weights: root.querySelectorAll('[data-weight]').length,
+                                lang: root.closest('[lang]').getAttribute('lang')} }""")
+            tab.close()
+            extra = [p for p in problems if p not in baseline] if prefix == disk else problems
+            found[prefix.split(":")[0] + " " + name] = (state, extra)
+    for where, (state, problems) in found.items():
+        assert not problems, (where, problems)
+        assert state is not None, f"{where}: no element with data-attention-explorer"
+        assert state["selects"] == ["sentence", "kind", "layer", "head"], where
+        assert state["sentences"] >= 8 and state["weights"] > 0, (where, state)
+    assert found[f"http {PAGES[1]}"][0]["lang"] == "ko"
+
+
+# Every sentence, kind and layer with all heads drawn (each head's weights, in both views), then one head at a time for
+# one layer of each kind: per view and head, each query's drawn weights must be the file's numbers and sum to 1.
+# Returns the problems and how many drawings were checked.
+_EVERY_DRAWING = """() => {
+    const root = document.querySelector('[data-attention-explorer]'), data = window.TFM_ATTENTION_DATA;
+    const set = (name, value) => { const s = root.querySelector(`select[name=${name}]`); s.value = String(value);
+                                   s.dispatchEvent(new Event('change', {bubbles: true})) };
+    const problems = [];
+    let checked = 0;
+    data.sentences.forEach((item, sentence) => {
+        set('sentence', sentence);
+        for (const kind of ['encoder_self_attention', 'decoder_self_attention', 'cross_attention']) {
+            set('kind', kind);
+            const layers = item.attention[kind].length;
+            if (root.querySelector('select[name=layer]').options.length !== layers) problems.push(`${kind}: layers`);
+            for (let layer = 0; layer < layers; layer++) {
+                set('layer', layer);
+                const single = sentence === 0 && layer === layers - 1 ? [...Array(data.heads).keys()] : [];
+                for (const head of [...single, 'all']) {
+                    set('head', head);
+                    checked++;
+                    const heads = head === 'all' ? [...Array(data.heads).keys()] : [head];
+                    for (const view of ['lines', 'matrix']) {
+                        const sums = {}, drawn = root.querySelectorAll(`[data-view=${view}] [data-weight]`);
+                        const rows = item.attention[kind][layer][0].length, keys = item.attention[kind][layer][0][0].length;
+                        if (drawn.length !== heads.length * rows * keys)
+                            problems.push(`${sentence} ${kind} ${layer} ${head} ${view}: ${drawn.length} drawn`);
+                        for (const e of drawn) {
+                            const h = +e.dataset.head, i = +e.dataset.from, j = +e.dataset.to, w = +e.dataset.weight;
+                            if (w !== item.attention[kind][layer][h][i][j] / data.scale)
+                                problems.push(`${sentence} ${kind} ${layer} ${h} ${view} (${i}, ${j}): ${w}`);
+                            sums[h + ' ' + i] = (sums[h + ' ' + i] || 0) + w;
+                        }
+                        for (const [row, sum] of Object.entries(sums))
+                            if (Math.abs(sum - 1) > 0.01) problems.push(`${sentence} ${kind} ${layer} ${view} head/query ${row}: ${sum}`);
+                        if (Object.keys(sums).length !== heads.length * rows)
+                            problems.push(`${sentence} ${kind} ${layer} ${head} ${view}: rows missing`);
+                    }
+                }
+            }
+        }
+    });
+    return {problems: problems.slice(0, 20), checked: checked,
+            expected: data.sentences.length * (data.layers.encoder + 2 * data.layers.decoder) + 3 * data.heads};
+}"""
+
+
+def test_every_drawing_shows_the_files_weights_and_each_query_sums_to_one(browser):  # noqa: F811
+    page, base = browser
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(base + PAGES[0], wait_until="load")
+    result = page.evaluate(_EVERY_DRAWING)
+    assert not result["problems"], result["problems"]
+    assert result["checked"] == result["expected"] and result["checked"] >= 8 * 3, result
+
+
+def test_changing_the_layer_or_the_head_changes_the_drawing(browser):  # noqa: F811
+    page, base = browser
+    page.goto(base + PAGES[0], wait_until="load")
+    drawn = """() => Array.from(document.querySelectorAll('[data-attention-explorer] [data-weight]'))
+        .map(e => [e.dataset.head, e.dataset.from, e.dataset.to, e.dataset.weight].join(' ')).join('|')"""
+    caption = "() => document.querySelector('[data-caption]').textContent"
+    before, words = page.evaluate(drawn), page.evaluate(caption)
+    page.select_option("[data-attention-explorer] select[name=head]", "1")
+    one_head = page.evaluate(drawn)
+    assert one_head != before and "head 1 of" in page.evaluate(caption) and "head₂" in page.evaluate(caption)
+    page.select_option("[data-attention-explorer] select[name=head]", "0")
+    assert page.evaluate(drawn) != one_head
+    page.select_option("[data-attention-explorer] select[name=layer]", "1")
+    assert page.evaluate(drawn) not in (before, one_head) and "layer 2 of" in page.evaluate(caption)
+    assert words != page.evaluate(caption)
+
+
+def test_hover_or_keyboard_focus_keeps_only_one_querys_row(browser):  # noqa: F811
+    page, base = browser
+    page.goto(base + PAGES[0], wait_until="load")
+    shown = """() => { const seen = new Set();
+        document.querySelectorAll('[data-view=lines] line[data-from]').forEach(e => {
+            if (getComputedStyle(e).visibility !== 'hidden') seen.add(e.dataset.from) });
+        return Array.from(seen).sort() }"""
+    assert len(page.evaluate(shown)) > 1
+    page.locator("select[name=head]").focus()
+    page.keyboard.press("Tab")  # from the last control to the first query token
+    assert page.evaluate("() => document.activeElement.dataset.query") == "0" and page.evaluate(shown) == ["0"]
+    page.locator("[data-view=lines] [data-query='2']").focus()
+    assert page.evaluate(shown) == ["2"]
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("() => document.activeElement.dataset.query") == "3" and page.evaluate(shown) == ["3"]
+    page.locator("select[name=sentence]").focus()
+    assert len(page.evaluate(shown)) > 1
+    page.locator("[data-view=matrix] [data-query='1']").first.hover()
+    assert page.evaluate(shown) == ["1"]
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_at_390_px_the_page_does_not_scroll_sideways_and_the_controls_are_on_screen(browser, name):  # noqa: F811
+    page, base = browser
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.goto(base + name, wait_until="load")
+        layout = page.evaluate("""() => {
+            const root = document.querySelector('[data-attention-explorer]');
+            const out = Array.from(root.querySelectorAll('*')).filter(e => !e.closest('.tfm-x-matrix'))
+                .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).map(e => e.tagName);
+            return {page: document.documentElement.scrollWidth, width: window.innerWidth, out: out.slice(0, 5),
+                    controls: Array.from(root.querySelectorAll('select')).map(s => { const r = s.getBoundingClientRect();
+                        return r.width > 20 && r.left >= 0 && r.right <= window.innerWidth }),
+                    lines: root.querySelector('[data-view=lines] svg').getBoundingClientRect().width}}""")
+    finally:
+        page.set_viewport_size({"width": 1280, "height": 900})
+    assert layout["page"] <= layout["width"] and not layout["out"], layout
+    assert layout["controls"] == [True] * 4 and 200 < layout["lines"] <= 390, layout
