@@ -23,7 +23,7 @@ import re
 
 import numpy as np
 import pytest
-from test_site import browser, serve, site  # noqa: F401  (the site built once, one Chromium per module)
+from test_site import browser, site  # noqa: F401  (the site built once, one Chromium per module)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("attention_explorer", ROOT / "tools" / "attention_explorer.py")
@@ -119,6 +119,26 @@ def test_the_tools_examples_run():
     assert result.attempted >= 8 and result.failed == 0, result
 
 
+def test_make_course_writes_the_data_only_from_notebook_08s_multi30k_run(tmp_path, monkeypatch):
+    """tools/make_course.py runs the tool after notebook 08 on `runs/08_multi30k_*`, and on nothing else (fast mode
+    trains `runs/08_numbers_*`, which would make an explorer of number words)."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    spec = importlib.util.spec_from_file_location("make_course", ROOT / "tools" / "make_course.py")
+    make_course = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_course)
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda argv, **kwargs: calls.append(argv))
+    (tmp_path / "08_numbers_d64").mkdir()
+    assert make_course.write_explorer("/data", runs_dir=tmp_path) is None and calls == []
+    (tmp_path / "08_multi30k_d256").mkdir()
+    assert make_course.write_explorer("/data", runs_dir=tmp_path) == tmp_path / "08_multi30k_d256"
+    assert calls == [[sys.executable, str(ROOT / "tools" / "attention_explorer.py"), str(tmp_path / "08_multi30k_d256"),
+                      "--data-dir", "/data"]]
+
+
 # --- The committed data -------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -210,7 +230,7 @@ _EVERY_DRAWING = """() => {
             const layers = item.attention[kind].length;
             if (root.querySelector('select[name=layer]').options.length !== layers) problems.push(`${kind}: layers`);
             for (let layer = 0; layer < layers; layer++) {
-                set('layer', layer);
+                set('layer', layer + 1);  // the options number the layers from 1
                 const single = sentence === 0 && layer === layers - 1 ? [...Array(data.heads).keys()] : [];
                 for (const head of [...single, 'all']) {
                     set('head', head);
@@ -257,12 +277,12 @@ def test_changing_the_layer_or_the_head_changes_the_drawing(browser):  # noqa: F
         .map(e => [e.dataset.head, e.dataset.from, e.dataset.to, e.dataset.weight].join(' ')).join('|')"""
     caption = "() => document.querySelector('[data-caption]').textContent"
     before, words = page.evaluate(drawn), page.evaluate(caption)
-    page.select_option("[data-attention-explorer] select[name=head]", "1")
+    page.select_option("[data-attention-explorer] select[name=head]", value="1")
     one_head = page.evaluate(drawn)
     assert one_head != before and "head 1 of" in page.evaluate(caption) and "head₂" in page.evaluate(caption)
-    page.select_option("[data-attention-explorer] select[name=head]", "0")
+    page.select_option("[data-attention-explorer] select[name=head]", value="0")
     assert page.evaluate(drawn) != one_head
-    page.select_option("[data-attention-explorer] select[name=layer]", "1")
+    page.select_option("[data-attention-explorer] select[name=layer]", value="2")  # layers are numbered from 1
     assert page.evaluate(drawn) not in (before, one_head) and "layer 2 of" in page.evaluate(caption)
     assert words != page.evaluate(caption)
 

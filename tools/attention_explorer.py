@@ -212,7 +212,10 @@ def preset_name(model_config):
 
     cls = type(model_config)
     ignored = set(getattr(cls, "RECIPE_FIELDS", ()))
-    meaning = lambda config: {k: v for k, v in dataclasses.asdict(config).items() if k not in ignored}  # noqa: E731
+
+    def meaning(config):
+        return {k: v for k, v in dataclasses.asdict(config).items() if k not in ignored}
+
     for name in getattr(cls, "PRESETS", ()):
         if meaning(getattr(cls, name)()) == meaning(model_config):
             return name

@@ -58,7 +58,7 @@
     },
     ko: {
       sentence: "문장", kind: "어텐션", layer: "레이어", head: "헤드", all: "모든 헤드",
-      kinds: {encoder_self_attention: "인코더 Self-Attention", decoder_self_attention: "디코더 Self-Attention (마스크)",
+      kinds: {encoder_self_attention: "인코더 Self-Attention", decoder_self_attention: "디코더 Masked Self-Attention",
               cross_attention: "인코더-디코더 어텐션 (크로스 어텐션)"},
       headName: function (h) { return "헤드 " + h; },
       layerName: function (l, n) { return n + "개 중 " + l + "번째 레이어"; },
@@ -72,7 +72,7 @@
       why: "이 문장을 고른 이유", whyKey: "why_ko",
       caption: function (kind, layer, layers, head, heads) {
         var where = {encoder_self_attention: "인코더 " + layerName(this, layer, layers) + "의 Self-Attention",
-                     decoder_self_attention: "디코더 " + layerName(this, layer, layers) + "의 마스크된 Self-Attention",
+                     decoder_self_attention: "디코더 " + layerName(this, layer, layers) + "의 Masked Self-Attention",
                      cross_attention: "디코더 " + layerName(this, layer, layers) + "의 인코더-디코더 어텐션"}[kind];
         var from = {encoder_self_attention: "쿼리, 키, 값이 모두 인코더의 이전 레이어에서 옵니다",
                     decoder_self_attention: "쿼리, 키, 값이 디코더의 이전 레이어에서 오고, 각 위치는 자기 위치까지만 봅니다",
@@ -137,7 +137,9 @@
       var name = event.target.name;
       if (!(name in self.state)) return;
       var value = event.target.value;
-      self.state[name] = name === "kind" || (name === "head" && value === "all") ? value : parseInt(value, 10);
+      // The layer's options are numbered from 1, as their labels and the paper (layer 5 of 6); the state from 0.
+      self.state[name] = name === "kind" || (name === "head" && value === "all") ? value
+        : parseInt(value, 10) - (name === "layer" ? 1 : 0);
       if (name === "sentence" || name === "kind") self.state.layer = Math.min(self.state.layer, self.layers() - 1);
       self.render();
     });
@@ -190,8 +192,8 @@
     }), s.sentence));
     this.controls.appendChild(select("kind", w.kind, KINDS.map(function (k) { return [k, w.kinds[k]]; }), s.kind));
     var layers = [];
-    for (var l = 0; l < this.layers(); l++) layers.push([l, String(l + 1)]);
-    this.controls.appendChild(select("layer", w.layer, layers, s.layer));
+    for (var l = 1; l <= this.layers(); l++) layers.push([l, String(l)]);
+    this.controls.appendChild(select("layer", w.layer, layers, s.layer + 1));
     var heads = [["all", w.all]];
     for (var h = 0; h < data.heads; h++) heads.push([h, w.headName(h)]);
     this.controls.appendChild(select("head", w.head, heads, s.head));

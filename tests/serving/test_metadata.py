@@ -48,7 +48,7 @@ def test_both_exports_write_the_record(tmp_path, tiny_transformer, number_tokeni
         assert record["model"] == "Transformer" and record["model_config"] == c.to_dict()
     assert (saved["format"], saved["beam_size"], saved["alpha"]) == ("saved_model", 2, 0.5)
     assert (ct2["format"], ct2["beam_size"], ct2["alpha"], ct2["quantization"]) == (
-        "ctranslate2", c.beam_size, c.length_penalty, "int8")
+        "ctranslate2", 4, 0.6, "int8")  # no run: §6.1's beam and alpha (tfm.config.DecodingConfig)
     # Each translator reads its own kind of folder, and says which one the other is.
     with pytest.raises(ValueError, match="holds a ctranslate2 export, not a SavedModel: load it with "
                                          "CTranslate2Translator"):

@@ -14,7 +14,7 @@ from model_variants import build_variant, is_bf16
 
 import tfm
 from tfm.serving import saved_model as tfm_export
-from tfm.serving.metadata import METADATA_FILE
+from tfm.serving.metadata import METADATA_FILE, read_metadata
 from tfm.decoding import Translator
 
 BIN = os.path.dirname(sys.executable)
@@ -375,7 +375,7 @@ def test_int8_and_xla_exports_equal_their_translator(options, tmp_path, tiny_tra
     Serving has; `jit_compile=True` serves what the float Translator gives (XLA changes no output here)."""
     path = str(tmp_path / "options" / "1")
     tfm_export.export_saved_model((tiny_transformer, number_tokenizer), path, beam_size=BEAM, **options)
-    record = tfm_export.read_metadata(path)
+    record = read_metadata(path)
     assert (record["quantize"], record["jit_compile"]) == (options.get("quantize"), options.get("jit_compile", False))
     assert not _used_ops(path) - serving_ops
     loaded = tf.saved_model.load(path)

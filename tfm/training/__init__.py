@@ -25,7 +25,7 @@ _EXPORTS = {
     **dict.fromkeys(("LabelSmoothedCrossEntropy",), "tfm.training.losses"),
     **dict.fromkeys(("MaskedAccuracy",), "tfm.training.metrics"),
     **dict.fromkeys(("TransformerSchedule", "build_optimizer"), "tfm.training.schedules"),
-    **dict.fromkeys(("EpochCheckpoint", "HistoryCSV", "NaNGuard", "RunBackup", "TrainingBudget"),
+    **dict.fromkeys(("EpochCheckpoint", "EpochProgressBar", "HistoryCSV", "NaNGuard", "RunBackup", "TrainingBudget"),
                     "tfm.training.callbacks"),
     **dict.fromkeys(("make_strategy", "precision_policy"), "tfm.training.distribute"),
     **dict.fromkeys(("average_checkpoints",), "tfm.training.averaging"),

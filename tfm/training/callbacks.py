@@ -199,6 +199,34 @@ class NaNGuard(keras.callbacks.TerminateOnNaN):
                 "--tokens-per-batch; or rerun this command without --mixed-precision / --xla, which resumes the run")
 
 
+class EpochProgressBar(keras.callbacks.ProgbarLogger):
+    """Keras' progress bar, told the number of steps of an epoch before the first one ends.
+
+    Keras learns the length of a dataset of unknown size only when one pass over it ends, so its first
+    epoch shows `12/Unknown`; given the count (`tfm.training.pipeline.count_batches`), every epoch shows
+    `12/40`. The batches are not touched: a dataset given its length would be iterated differently by Keras
+    (another shuffle draw per epoch), and a seeded run must not depend on how its progress is shown.
+
+    Args:
+        steps: int or None. Batches per epoch (None: Keras' own behaviour).
+
+    Example:
+        >>> bar = EpochProgressBar(40)
+        >>> bar.set_params({"verbose": 1, "epochs": 2, "steps": None})
+        >>> bar.target
+        40
+    """
+
+    def __init__(self, steps):
+        super().__init__()
+        self.steps = steps
+
+    def set_params(self, params):
+        super().set_params(params)
+        if self.target is None:
+            self.target = self.steps
+
+
 class TrainingBudget(keras.callbacks.Callback):
     """Stops `fit` at the end of the first epoch that brings the training time to `seconds`.
 

@@ -137,8 +137,6 @@ def make_datasets(data, tokenizer, training, replicas):
         train_batches = train_batches.map(pair_rows)  # after split_evenly: each replica gets whole pairs
     if training.steps_per_epoch:
         train_batches = train_batches.repeat()  # epochs of steps_per_epoch batches continue through the data
-    else:
-        train_batches = with_known_length(train_batches)  # the progress bar's total from the first epoch on
     if not training.validation or data.dataset == "files":
         return train_batches, None
     val_batches = split_evenly(bucket_by_token_budget(load_pairs(data, "validation"), tokenizer, **batching),
@@ -176,38 +174,39 @@ def pair_rows(inputs, target_out):
     return (twice(source_ids), twice(target_in)), twice(target_out)
 
 
-def with_known_length(batches):
-    """`batches` with their number known to `tf.data`, and so to Keras: `fit`'s progress bar shows the first
-    epoch's total (`12/40`, not `12/Unknown`), as it does for every later epoch.
+def count_batches(data, tokenizer, training, replicas):
+    """The number of training batches one epoch of `make_datasets` yields, or None when it has no fixed
+    number (`steps_per_epoch` set, or a multi-worker cluster where each worker reads its own share).
 
-    Token-budget batches have no length tf.data can infer (a bucket's batch count depends on how many pairs
-    fall in it), so one pass counts them: a pass `train` would make anyway, since it fills the `cache()` of the
-    tokenized pairs that the first epoch then reads. The count is the same every epoch: each bucket gives
-    `ceil(pairs / batch size)` batches whatever the shuffle. The pass (and Keras, which opens the next epoch's
-    iterator as soon as it knows the length) draws shuffle seeds of its own, so the epochs see other orders
-    than without it; the same seed still gives the same run.
-
-    Under `MultiWorkerMirroredStrategy` (a `TF_CONFIG` cluster of several tasks) the batches are left as
-    they are: each worker reads its own share of them, which is not this count.
+    Token-budget batches have no length that `tf.data` can infer (a bucket's batch count depends on how many
+    pairs fall in it), so one pass counts them; the count is the same every epoch, since each bucket gives
+    `ceil(pairs / batch size)` batches whatever the shuffle. The pass runs over an unshuffled twin of the
+    training batches: iterating the shuffled ones would draw an order from their seed, and every epoch after
+    would see another order than a run without the count (a seeded run must train on the same batches
+    whether or not a progress bar is shown). `train` gives the count to `EpochProgressBar`, so the first
+    epoch's progress bar shows its total (`12/40`, not `12/Unknown`).
 
     Args:
-        batches: a finite `tf.data.Dataset`.
+        data, tokenizer, training, replicas: as for `make_datasets`.
 
     Returns:
-        The dataset with `tf.data.experimental.assert_cardinality(count)` (unchanged when it is empty, when
-        its length is known already, or on a multi-worker cluster).
+        int or None.
 
     Example:
-        >>> batches = tf.data.Dataset.range(10).filter(lambda x: x % 3 > 0).batch(2)   # length unknown
-        >>> int(batches.cardinality()) == tf.data.UNKNOWN_CARDINALITY
+        >>> from tfm.config import DataConfig, TrainingConfig
+        >>> data = DataConfig(dataset="numbers", max_pair_length=16, subwords=60, train_sentences=200)
+        >>> tokenizer = learn_tokenizer(load_pairs(data, "train"), data.subwords, seed=0)
+        >>> training = TrainingConfig(tokens_per_batch=64, validation=False)
+        >>> train_batches, _ = make_datasets(data, tokenizer, training, replicas=1)
+        >>> count_batches(data, tokenizer, training, replicas=1) == len(list(train_batches))
         True
-        >>> int(with_known_length(batches).cardinality()), len(list(batches))
-        (3, 3)
     """
-    if int(batches.cardinality()) >= 0 or _cluster_tasks() > 1:
-        return batches
-    count = int(batches.reduce(np.int64(0), lambda n, _: n + 1))
-    return batches.apply(tf.data.experimental.assert_cardinality(count)) if count else batches
+    if training.steps_per_epoch or _cluster_tasks() > 1:
+        return None
+    batching = dict(tokens_per_batch=training.tokens_per_batch, max_length=data.max_pair_length,
+                    pad_to_bucket=training.xla, batch_multiple=replicas)
+    twin = split_evenly(bucket_by_token_budget(load_pairs(data, "train"), tokenizer, **batching), replicas)
+    return int(twin.reduce(np.int64(0), lambda n, _: n + 1))
 
 
 def _cluster_tasks():

@@ -21,9 +21,9 @@ averaging in `tfm.training.averaging`.
 
 Running the same command again on a RUN resumes it from the last finished epoch (a
 run killed during an epoch loses that epoch only) and trains up to `epochs`. A
-RUN made with a different model or data configuration is refused, naming the
-fields that differ; the seed, strategy, precision, XLA switch, epochs and steps may
-change between sessions. A resumed session checks what it continues from: the
+RUN made with a different model, data or training recipe is refused, naming the
+fields that differ (`tfm.runs.config_differences`); the seed, strategy, precision, XLA switch, epochs, steps,
+checkpoints kept, validation and the decoding part may change between sessions. A resumed session checks what it continues from: the
 backup against the config it was written under (`tfm.runs.verify_weights`), and
 history.csv for a row per finished epoch (`tfm.runs.resume.verify_history`, which
 rebuilds a damaged or cut-short one and says which epochs' numbers are lost). One
@@ -53,11 +53,11 @@ from tfm.models.seq2seq import Seq2Seq
 from tfm.models.transformer import Transformer
 from tfm import runs
 from tfm.runs import resume
-from tfm.training.callbacks import EpochCheckpoint, HistoryCSV, NaNGuard, RunBackup
+from tfm.training.callbacks import EpochCheckpoint, EpochProgressBar, HistoryCSV, NaNGuard, RunBackup
 from tfm.training.distribute import make_strategy, multi_worker_fit_scope, planned_role, precision_policy
 from tfm.training.losses import LabelSmoothedCrossEntropy
 from tfm.training.metrics import MaskedAccuracy
-from tfm.training.pipeline import learn_tokenizer, load_pairs, make_datasets, whole_tokens
+from tfm.training.pipeline import count_batches, learn_tokenizer, load_pairs, make_datasets, whole_tokens
 from tfm.training.schedules import build_optimizer
 
 logger = logging.getLogger("tfm.training")
@@ -375,6 +375,9 @@ def _train_session(run_dir, recipe, requested, strategy, epochs, verbose, callba
     if standing.checkpoint and not standing.from_backup:
         initial_epoch = restore_from_checkpoint(run_dir, standing.checkpoint, model, shadow)
     fit_callbacks = _run_callbacks(run_dir, backup_dir, training, shadow, is_chief, callbacks)
+    if verbose:  # the progress bar's total from the first epoch on (the batches themselves untouched)
+        steps = count_batches(recipe.data, tokenizer, training, strategy.num_replicas_in_sync)
+        fit_callbacks.insert(0, EpochProgressBar(steps))
 
     fit_scope = contextlib.nullcontext()
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
