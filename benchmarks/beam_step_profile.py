@@ -216,7 +216,8 @@ def main(argv=None):
     from tfm.decoding import Translator
     from tfm.decoding.bleu import split_pairs
 
-    model, tokenizer, info = runs.load_run(args.run)
+    loaded = Translator.from_run(args.run)  # the weights of the one checkpoint rule (averaged, else the latest)
+    model, tokenizer, info = loaded.model, loaded.tokenizer, runs.read_run_config(args.run)
     sources, _ = split_pairs(info, "test", limit=args.sentences)
     sources = preprocess(sources, info["data"].get("source_lang"), info["data"].get("preprocess"))
     translator = Translator(model, tokenizer, beam_size=args.beam_size, alpha=args.alpha, workers=1)

@@ -122,7 +122,8 @@ def table(run_dir, args):
     from tfm.serving.ctranslate2_translator import CTranslate2Translator
     from tfm.serving.saved_model import export_saved_model
 
-    model, tokenizer, info = runs.load_run(run_dir)
+    loaded = Translator.from_run(run_dir)  # the weights of the one checkpoint rule (averaged, else the latest)
+    model, tokenizer, info = loaded.model, loaded.tokenizer, runs.read_run_config(run_dir)
     data = info["data"]
     sources, references = split_pairs(info, "test", limit=args.sentences)
     method = data.get("preprocess")

@@ -64,7 +64,8 @@ def main(argv=None):
     from tfm.training.averaging import average_checkpoints
     from tfm.data.preprocess import run_preprocess
     from tfm.decoding.bleu import evaluate, split_pairs
-    from tfm.runs import epoch_checkpoints, load_run, read_run_config
+    from tfm.decoding import Translator
+    from tfm.runs import epoch_checkpoints, read_run_config
 
     info = read_run_config(args.run)
     on_disk = [epoch for epoch, _ in epoch_checkpoints(args.run)]
@@ -80,7 +81,8 @@ def main(argv=None):
     def score(epochs, beam, alpha, split_sources, split_refs):
         weights = os.path.join(scratch, "average.weights.h5")
         average_checkpoints(args.run, epochs=epochs, output=weights)
-        model, tokenizer, _ = load_run(args.run, checkpoint=weights)
+        loaded = Translator.from_run(args.run, checkpoint=weights)
+        model, tokenizer = loaded.model, loaded.tokenizer
         start = time.perf_counter()
         _, scores = evaluate(model, tokenizer, split_sources, split_refs, beam_size=beam, alpha=alpha,
                              preprocess=method, source_lang=source_lang, target_lang=target_lang)

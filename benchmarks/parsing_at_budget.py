@@ -107,7 +107,8 @@ def run_model(name, args, gold, curves, train_sentences=None):
     from tfm.parsing import DATASET_LEAVES
     from tfm.config import Recipe, apply_overrides
     from tfm.parsing import evaluate_parsing
-    from tfm.runs import epoch_checkpoints, load_run
+    from tfm.decoding import Translator
+    from tfm.runs import epoch_checkpoints, read_run_config
     from tfm.training import train
 
     overrides = model_overrides(args.set, name)
@@ -124,13 +125,16 @@ def run_model(name, args, gold, curves, train_sentences=None):
     last = min(recipe.decoding.checkpoints_to_average, len(epoch_checkpoints(run_dir)))
     if last >= 2:
         average_checkpoints(run_dir, last=last)
-    model, tokenizer, info = load_run(run_dir)
+    # The run's decoding part: the preset's beam 21 and alpha 0.3 unless --beam-size says otherwise.
+    translator = Translator.from_run(run_dir, beam_size=args.beam_size)
+    model, tokenizer, info = translator.model, translator.tokenizer, read_run_config(run_dir)
     split = "test" if train_sentences is not None else args.split
     sources, _ = split_pairs(info, split)
     found = {}
     for constrained in ((True,) if train_sentences is not None else (True, False)):
         _, scores = found[constrained] = evaluate_parsing(model, tokenizer, sources, gold[: len(sources)],
-                                                          beam_size=args.beam_size, constrained=constrained,
+                                                          beam_size=translator.beam_size, alpha=translator.alpha,
+                                                          constrained=constrained,
                                                           leaves=DATASET_LEAVES[args.dataset])
         print(f"  {label}: {split} F1 {scores['f1']:.2f} ({'constrained' if constrained else 'unconstrained'} "
               f"search, {scores['repaired']} of {scores['sentences']} outputs repaired)", flush=True)
@@ -143,8 +147,8 @@ def run_model(name, args, gold, curves, train_sentences=None):
         row["unconstrained"] = _scores(found[False][1])
     if args.also_test and split != "test":  # the candidates' test F1, read only after the choice on validation
         test_sources, _ = split_pairs(info, "test")
-        _, scores = evaluate_parsing(model, tokenizer, test_sources, args.test_gold, beam_size=args.beam_size,
-                                     leaves=DATASET_LEAVES[args.dataset])
+        _, scores = evaluate_parsing(model, tokenizer, test_sources, args.test_gold, beam_size=translator.beam_size,
+                                     alpha=translator.alpha, leaves=DATASET_LEAVES[args.dataset])
         print(f"  {label}: test F1 {scores['f1']:.2f} (constrained search)", flush=True)
         row["test"] = _scores(scores)
     return row

@@ -70,13 +70,14 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
     from tfm.data.preprocess import preprocess, run_preprocess
     from tfm.decoding import Translator
     from tfm.decoding.bleu import score, split_pairs
-    from tfm.runs import load_run
+    from tfm.runs import read_run_config
 
     state = {}
 
     def on_epoch(epoch, spent, logs):
         if not state:  # one float32 copy and one traced search for the whole run
-            model, tokenizer, info = load_run(run_dir)
+            loaded = Translator.from_run(run_dir)
+            model, tokenizer, info = loaded.model, loaded.tokenizer, read_run_config(run_dir)
             sources, state["refs"] = split_pairs(info, "val", limit=curve_sentences)
             state["method"], source_lang, state["lang"] = run_preprocess(info)
             state["sources"] = preprocess(sources, source_lang, state["method"])
@@ -103,7 +104,8 @@ def run_model(name, args, curves):
     from tfm.training.averaging import average_checkpoints
     from tfm.data.preprocess import run_preprocess
     from tfm.config import Recipe, apply_overrides
-    from tfm.runs import epoch_checkpoints, load_run
+    from tfm.decoding import Translator
+    from tfm.runs import epoch_checkpoints, read_run_config
     from tfm.training import train
 
     label, model, overrides = RECIPES[name]
@@ -141,7 +143,8 @@ def run_model(name, args, curves):
     last = min(average, len(epoch_checkpoints(run_dir)))
     if last >= 2:
         average_checkpoints(run_dir, last=last)
-    model, tokenizer, info = load_run(run_dir)
+    loaded = Translator.from_run(run_dir)  # the averaged weights
+    model, tokenizer, info = loaded.model, loaded.tokenizer, read_run_config(run_dir)
     sources, refs = split_pairs(info, "test", limit=args.test_sentences)
     method, source_lang, target_lang = run_preprocess(info)
     beam, alpha = (recipe.decoding.beam_size, recipe.decoding.length_penalty) if name in OWN_PRESET else (4, 0.6)
@@ -197,7 +200,7 @@ def main(argv=None):
                         help="auto (default): mixed_bfloat16 where the CPU has hardware bfloat16, else float32 "
                              "(emulated bfloat16 is no faster)")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                        help="override a field of the recipe's model config (repeatable), e.g. rdrop_alpha=5")
+                        help="override a field of the recipe, any part, by its name (repeatable), e.g. rdrop_alpha=5")
     parser.add_argument("--no-test", action="store_true",
                         help="train and draw the validation curve only; test_2016_flickr is not decoded "
                              "(a search candidate: benchmarks/m30k_select.py chooses on validation)")

@@ -76,9 +76,11 @@ def translations(run_dir, sentences):
     """Greedy translations of the first validation sentences and their BLEU (Moses lc)."""
     from tfm.data.preprocess import run_preprocess
     from tfm.decoding.bleu import evaluate, split_pairs
-    from tfm.runs import load_run
+    from tfm.decoding import Translator
+    from tfm.runs import read_run_config
 
-    model, tokenizer, info = load_run(run_dir, checkpoint="latest")
+    loaded = Translator.from_run(run_dir, checkpoint="latest")
+    model, tokenizer, info = loaded.model, loaded.tokenizer, read_run_config(run_dir)
     method, source_lang, target_lang = run_preprocess(info)
     sources, refs = split_pairs(info, "val", limit=sentences)
     hypotheses, scores = evaluate(model, tokenizer, sources, refs, beam_size=1, preprocess=method,

@@ -53,7 +53,11 @@ def _verdict(capsys, checker, fn, **lang):
 
 def test_every_exercise_has_a_solution_and_a_checker():
     assert sorted(SOLUTIONS) == sorted(EXERCISES)
-    assert sorted(f"check_{name}" for name in EXERCISES) == sorted(exercises.__all__)
+    checkers = sorted(name for name in exercises.__all__ if name.startswith("check_"))
+    assert sorted(f"check_{name}" for name in EXERCISES) == checkers
+    # Besides the checkers, the course's helper for a run beside its published copy (tfm.exercises.course_runs).
+    assert sorted(set(exercises.__all__) - set(checkers)) == [
+        "machine_description", "print_beside_published", "published_summary"]
     for name in EXERCISES:
         doc = getattr(exercises, f"check_{name}").__doc__
         assert "Contract" in doc and "Checked against" in doc, name
@@ -471,7 +475,7 @@ def _count(config, biases=True, value_dim_is_key_dim=False, cross_attention=True
     feed_forward = 2 * d * config.d_ff + b * (config.d_ff + d)
     encoder = n * (attention + feed_forward + 4 * d)
     decoder = n * ((2 if cross_attention else 1) * attention + feed_forward + (6 if cross_attention else 4) * d)
-    rows = config.max_length + config.max_extra_length + 1 if positions_rows is None else positions_rows(config)
+    rows = config.max_length + config.extra_positions + 1 if positions_rows is None else positions_rows(config)
     positions = 2 * rows * d if config.positional == "learned" else 0
     output = config.vocab_size * d + config.vocab_size if output_layer else 0
     return config.vocab_size * d + positions + encoder + decoder + output

@@ -165,8 +165,8 @@ def test_the_committed_data_is_complete_small_and_has_no_machine_path(committed)
         for kind, shape in shapes.items():
             assert np.array(item["attention"][kind]).shape == shape, (item["source"], kind)
     assert explorer.row_sum_problems(data) == []
-    indices = [item["index"] for item in data["sentences"]]
-    assert indices == [index for index, _, _ in explorer.DEFAULT_SENTENCES]
+    chosen = [(item["index"], item["why"], item["why_ko"]) for item in data["sentences"]]
+    assert chosen == list(explorer.DEFAULT_SENTENCES), "the data's sentences are not DEFAULT_SENTENCES: run the tool"
 
 
 # --- In Chromium --------------------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ TFM = ROOT / "tfm"
 RETIRED_MODULE_NAMES = ("evaluation", "search_entry", "search_core", "decodable", "input_rule_ops")
 # The builders `Transformer(config)` / `X.from_preset(...)` replaced (issue 49, item 3).
 RETIRED_BUILDERS = ("build_transformer", "build_seq2seq", "build_float32_model", "build_model", "make_config")
+# ... and what loaded a run beside them: `Translator.from_run(run)` / `X.from_preset(run)` (one checkpoint rule).
+RETIRED_CALLS = (*RETIRED_BUILDERS, "load_run")
 RUNS_MAX_MODULES, RUNS_MAX_LINES = 5, 1400
 TRAIN_MAX_PARAMETERS = 10
 # Names every module may have its own of: its logger, its script entry point.
@@ -293,11 +295,11 @@ def notebook_code(path):
             yield number, "".join(cell["source"])
 
 
-def test_no_notebook_calls_a_retired_builder():
+def test_no_notebook_benchmark_or_tool_calls_a_retired_builder():
     """The course, the benchmarks and the tools build with `X(config)` / `X.from_preset(...)` (the executed
     copies in docs/course hold the notebooks' code, tests/test_course.py; tfm itself cannot call what it does
     not define)."""
-    pattern = re.compile(r"\b(" + "|".join(RETIRED_BUILDERS) + r")\b")
+    pattern = re.compile(r"\b(" + "|".join(RETIRED_CALLS) + r")\b")
     found = [f"{path.relative_to(ROOT)} cell {number}: {match.group(1)}"
              for path in sorted((ROOT / "notebooks").rglob("*.ipynb")) for number, code in notebook_code(path)
              for match in pattern.finditer(code)]
@@ -364,6 +366,14 @@ def test_contributing_lists_the_packages_there_are():
     table = set(re.findall(r"^\| `(\w+)/` \|", contributing(), re.M))
     packages = {path.name for path in TFM.iterdir() if (path / "__init__.py").exists()}
     assert table == packages
+
+
+def test_the_tests_are_laid_out_like_the_package():
+    """CONTRIBUTING.md: tests mirror the packages (`tfm/layers/masks.py` -> `tests/layers/test_masks.py`): every
+    folder of tests/ that holds tests is named after a package."""
+    packages = {path.name for path in TFM.iterdir() if (path / "__init__.py").exists()}
+    folders = {path.name for path in (ROOT / "tests").iterdir() if path.is_dir() and any(path.glob("test_*.py"))}
+    assert folders <= packages, sorted(folders - packages)
 
 
 def test_contributing_states_the_tested_import_order():

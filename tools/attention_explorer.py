@@ -110,7 +110,11 @@ def sentence_entry(translator, sentence, prepared=None, decimals=DECIMALS):
 
     Returns:
         dict: `source`, `prepared`, `translation`, `tokens` (`source`, `output`, `decoder_input`) and
-        `attention` (the three kinds, `[layer][head][query][key]` integers counting 10^-decimals).
+        `attention` (the three kinds, `[layer][head][query][key]` integers counting 10^-decimals; §3.2.2's heads).
+
+    Example:
+        entry = sentence_entry(Translator.from_run("runs/08_multi30k_d256"), "Two dogs.", "two dogs .")
+        entry["attention"]["cross_attention"][2][0]   # decoder layer 3, head 0: one row per output token
     """
     import tensorflow as tf
 
@@ -188,7 +192,11 @@ def weights(data, sentence, kind, layer, head):
 # --- Where the weights come from --------------------------------------------------------------------------
 
 def run_recipe(run_dir):
-    """The run's `tfm.config.Recipe`, read from its config.json (any format tfm reads)."""
+    """The run's `tfm.config.Recipe`, read from its config.json (any format tfm reads).
+
+    Example:
+        run_recipe("runs/08_multi30k_d256").data.preprocess   # 'moses_lc'
+    """
     import tfm.runs
     from tfm.config import Recipe
 
@@ -225,7 +233,12 @@ def preset_name(model_config):
 def provenance(run_dir, translator, checkpoint="auto"):
     """Where the weights come from: the run's folder name (never its path), its preset, epochs, the weights
     loaded (`checkpoint` by `tfm.runs.weights_path`'s rule, as `Translator.from_run` reads it), the search
-    settings, the text preparation, today's date (UTC) and tfm's version."""
+    settings (§6.1), the text preparation, today's date (UTC) and tfm's version.
+
+    Example:
+        provenance("runs/08_multi30k_d256", translator)
+        # {'run': '08_multi30k_d256', 'preset': 'm30k_small', 'epochs': 24, 'weights': 'averaged.weights.h5', ...}
+    """
     import tfm
     import tfm.runs
 
@@ -245,7 +258,11 @@ def provenance(run_dir, translator, checkpoint="auto"):
 
 def default_sentences(data_dir=None, chosen=DEFAULT_SENTENCES):
     """`DEFAULT_SENTENCES` read from Multi30k's test split (the data cache; nothing is downloaded): list of
-    dicts with `index`, `why`, `why_ko`, `source` and `reference`."""
+    dicts with `index`, `why`, `why_ko`, `source` and `reference`.
+
+    Example:
+        default_sentences("/data/cache")[0]["source"]   # 'People sit inside a train.'
+    """
     import tfm.data
 
     lines = {}
@@ -258,7 +275,14 @@ def default_sentences(data_dir=None, chosen=DEFAULT_SENTENCES):
 
 
 def prepare(sentences, preprocess, lang=SOURCE_LANG):
-    """Each sentence dict with `prepared`: its source as the run's training text was prepared."""
+    """Each sentence dict with `prepared`: its source as the run's training text was prepared.
+
+    Example:
+        >>> prepare([{"source": "Two dogs, running."}], "moses_lc")
+        [{'source': 'Two dogs, running.', 'prepared': 'two dogs , running .'}]
+        >>> prepare([{"source": "Two dogs."}], None)[0]["prepared"]
+        'Two dogs.'
+    """
     from tfm.data.preprocess import preprocess as prepare_text
 
     texts = prepare_text([item["source"] for item in sentences], lang, preprocess)
@@ -311,7 +335,18 @@ def row_sum_problems(data, tolerance=0.01):
 
 def write(data, path=OUTPUT, max_bytes=MAX_BYTES, forbidden=()):
     """Writes the data file; refuses (ValueError, nothing written) a file over `max_bytes`, one whose rows do not
-    sum to 1 within 0.01, or one that holds any of the `forbidden` strings (machine paths). Returns its size."""
+    sum to 1 within 0.01, or one that holds any of the `forbidden` strings (machine paths). Returns its size.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> data = {"scale": 10, "sentences": [{"attention": {"cross_attention": [[[[3, 7]]]]}}]}
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "data.js"
+        >>> write(data, path) == path.stat().st_size
+        True
+        >>> write(data, path, max_bytes=10)
+        Traceback (most recent call last):
+        ValueError: the data is 102 bytes, over the budget of 10: fewer or shorter sentences, or fewer decimals
+    """
     text = to_script(data)
     size = len(text.encode("utf-8"))
     if size > max_bytes:
@@ -334,7 +369,12 @@ def write(data, path=OUTPUT, max_bytes=MAX_BYTES, forbidden=()):
 def build(run_dir, output=OUTPUT, sentences=None, data_dir=None, decimals=DECIMALS, checkpoint="auto"):
     """Loads the run (`checkpoint` as `Translator.from_run` takes it; "auto": its averaged weights when it has
     them, else its latest epoch's), translates the
-    sentences (default: `DEFAULT_SENTENCES` of Multi30k's test split) and writes the data file. Returns the data."""
+    sentences (default: `DEFAULT_SENTENCES` of Multi30k's test split) and writes the data file. Returns the data.
+
+    Example:
+        build("runs/08_multi30k_d256")                                    # -> docs/explorer/attention_data.js
+        build("runs/numbers", "/tmp/data.js", ["two hundred"], checkpoint="latest")
+    """
     from tfm.decoding import Translator
 
     run_dir = os.path.abspath(run_dir)

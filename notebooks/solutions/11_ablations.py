@@ -14,5 +14,5 @@ def parameter_count(config):
     embedding = config.vocab_size * d  # one matrix: both embeddings and the pre-softmax projection
     positions = 0
     if config.positional == "learned":  # a source and a target table
-        positions = 2 * (config.max_length + config.max_extra_length + 1) * d
+        positions = 2 * (config.max_length + config.extra_positions + 1) * d
     return embedding + positions + encoder + decoder

@@ -51,19 +51,31 @@ def test_per_call_settings_equal_a_translator_built_with_them(tiny_transformer, 
         SENTENCES, beam_size=1)
 
 
-def test_from_run_reads_the_averaged_weights_and_the_runs_settings(finished_run, tmp_path):
+def test_from_run_follows_the_one_checkpoint_rule_and_the_runs_decoding(finished_run, tmp_path):
+    """`Translator.from_run(run)` and `Transformer.from_preset(run)` read the weights `tfm.runs.weights_path`
+    names: the latest epoch's until `tfm average` has run, then the averaged ones; beam and alpha are the run's."""
+    import numpy as np
+
     import tfm
+    from tfm.config import Recipe
+
+    def same(a, b):
+        return all(np.array_equal(x, y) for x, y in zip(a.get_weights(), b.get_weights()))
 
     run = copy_run(finished_run, tmp_path)
-    with pytest.raises(FileNotFoundError, match=r"no averaged weights .*`tfm average --run .*`.*checkpoint=\"latest\""):
-        decoding.Translator.from_run(run)
+    with pytest.raises(FileNotFoundError, match=r"no averaged weights .*`tfm average --run .*`"):
+        decoding.Translator.from_run(run, checkpoint="averaged")
     latest = decoding.Translator.from_run(run, checkpoint="latest", beam_size=1)
     assert latest.beam_size == 1
+    # No averaged weights yet: "auto" is the latest epoch's, for the translator and for from_preset (issue 49).
+    assert same(decoding.Translator.from_run(run).model, latest.model)
+    assert same(tfm.Transformer.from_preset(run), latest.model)
     tfm.average_checkpoints(run, last=2)
     assert os.path.isfile(os.path.join(run, CHECKPOINT_DIR, AVERAGED))
     translator = decoding.Translator.from_run(run, batch_size=8)
-    config = translator.model.config
-    assert (translator.beam_size, translator.alpha) == (config.beam_size, config.length_penalty) == (4, 0.6)
+    part = Recipe.from_record(tfm.runs.read_run_config(run)).decoding
+    assert (translator.beam_size, translator.alpha) == (part.beam_size, part.length_penalty) == (4, 0.6)
     assert translator.batch_size == 8
-    model, tokenizer, _ = tfm.load_run(run, checkpoint="averaged")
-    assert translator(SENTENCES) == decoding.Translator(model, tokenizer)(SENTENCES)
+    averaged = tfm.Transformer.from_preset(run, checkpoint="averaged")
+    assert same(translator.model, averaged) and not same(translator.model, latest.model)
+    assert translator(SENTENCES) == decoding.Translator(averaged, translator.tokenizer)(SENTENCES)

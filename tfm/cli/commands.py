@@ -286,7 +286,8 @@ def _evaluate_parsing(args, translator, run_info):
 
     trees, scores = parsing.evaluate_run(translator.model, translator.tokenizer, run_info, args.split,
                                          limit=args.limit, beam_size=translator.beam_size, alpha=translator.alpha,
-                                         constrained=not args.unconstrained)
+                                         constrained=not args.unconstrained,
+                                         max_extra_length=translator.max_extra_length)
     print(f"{scores['dataset']} {args.split}: {scores['sentences']} sentences, beam {scores['beam_size']}, alpha "
           f"{scores['alpha']}, {'constrained' if scores['constrained'] else 'unconstrained'} search, "
           f"{scores['seconds']:.1f} s; {scores['repaired']} outputs repaired "

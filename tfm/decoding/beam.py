@@ -59,7 +59,7 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         beam_size: int. `k`.
         alpha: float >= 0. Length penalty exponent; `0` ranks by `log P(Y | X)`.
         max_extra_length: int. Output limit = source length + this (default: the
-            model config's, 50).
+            model's `extra_positions`, 50).
         use_cache: bool. As in `greedy_search`.
         return_all: bool. Run until all `k` finished hypotheses are decided, not only the
             best, so that `all_sequences` / `all_scores` are the `k` best. Without it the

@@ -187,7 +187,8 @@ def evaluate(model, tokenizer, sources, references, beam_size=None, alpha=None, 
         tokenizer: its `SubwordTokenizer`.
         sources: list of str, the source sentences (raw: prepared here as in training).
         references: list of str, one reference translation per source.
-        beam_size, alpha: decoding settings; None = the model config's (§6.1: 4, 0.6).
+        beam_size, alpha: decoding settings; None = `Translator`'s (§6.1: 4, 0.6); a run's are its
+            `DecodingConfig`'s (`tfm evaluate` passes them).
         batch_size: int. Sentences per search call (`Translator`). Defaults to `64`.
         preprocess, source_lang, target_lang: the run's `DataConfig` settings: the sources
             are prepared as in training (`tfm.data.preprocess`) and `score` told so.

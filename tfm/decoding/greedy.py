@@ -29,7 +29,7 @@ def greedy_search(model, source_ids, alpha=0.6, max_extra_length=None, use_cache
         alpha: float >= 0. Length penalty exponent of the returned scores (the choice of
             tokens does not depend on it); `0` gives `log P(Y | X)`. Defaults to `0.6` (§6.1).
         max_extra_length: int. Output limit = source length + this. Defaults to
-            the model config's `max_extra_length` (50, §6.1).
+            the model's `extra_positions` (50, §6.1).
         use_cache: bool. `False` recomputes the decoder over the prefix at every
             step (graph mode only; not under XLA).
         static_shapes: bool or None. True: every buffer keeps its shape for the whole

@@ -34,7 +34,7 @@ How it runs:
   `(B, 2, N, T_max, H)` written in place, decided sentences are carried along
   with their results frozen; the results are the same (tested).
 - Lengths. A sentence of `n` source tokens may produce at most `n + 50` tokens
-  (`max_extra_length`, the model config's), then END is forced. Sources longer
+  (`max_extra_length`; by default the model's `extra_positions`), then END is forced. Sources longer
   than the model accepts (`TransformerConfig.max_length` tokens) are truncated,
   and `T_max` never exceeds the model's position table.
 - Ranking: only the 2k best tokens of each beam can be among the 2k best

@@ -470,7 +470,7 @@ def translate(model, tokenizer, sentences, beam_size=None, alpha=None, **kwargs)
         model: a `Transformer` or a `Seq2Seq`.
         tokenizer: its `SubwordTokenizer`.
         sentences: list of str.
-        beam_size, alpha: as in `Translator.translate` (None: the model config's).
+        beam_size, alpha: as in `Translator.translate` (None: §6.1's 4 and 0.6).
         **kwargs: the other arguments of `Translator` (`max_extra_length`, `batch_size`, ...).
 
     Reuses one `Translator` per (model, tokenizer, other arguments), and its compiled search per

@@ -152,13 +152,13 @@ def check_parameter_count(fn, *, lang=None):
             and post-LN layers (`norm_first=False`: no final LayerNorm). Read `num_layers` (N, in the encoder
             and in the decoder), `d_model` (D), `num_heads` (h), `d_ff`, `vocab_size` (V), `key_dim` and
             `value_dim` (per head; None = D / h, each on its own), `positional` and, for `"learned"` positions,
-            `max_length` and `max_extra_length`.
+            `max_length` and `extra_positions`.
         Every Dense layer has a bias: an attention block is `W^Q`, `W^K` (`D x h d_k`), `W^V` (`D x h d_v`) and
         `W^O` (`h d_v x D`), each with its bias; the feed-forward network `D x d_ff` and `d_ff x D` with
         biases; each LayerNorm a scale and an offset of `D`. An encoder layer has self-attention, the
         feed-forward network and 2 LayerNorms; a decoder layer adds cross-attention and a third LayerNorm.
         Sinusoidal positions have no parameters; learned ones are two tables (source, target) of
-        `max_length + max_extra_length + 1` rows of `D`.
+        `max_length + extra_positions + 1` rows of `D`.
         Returns the total number of parameters, an int.
 
     Checked against `tfm.Transformer.from_preset(config).count_params()` for the tiny preset, Table 3 row B's

@@ -23,20 +23,23 @@ from tfm.parsing.trees import DATASET_LEAVES, XX_LEAVES
 
 
 def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alpha=None, batch_size=32,
-                     constrained=True, leaves=XX_LEAVES):
+                     constrained=True, leaves=XX_LEAVES, max_extra_length=None):
     """Parse `sources` (sentences, words separated by spaces) and score them the EVALB way (§6.3, Table 4).
 
     Args:
         model, tokenizer: a run's model and tokenizer.
         sources: list of str.
         gold_trees: list of `nltk.Tree`, the same sentences.
-        beam_size, alpha: decoding settings; None = the model config's (§6.3: 21, 0.3).
+        beam_size, alpha: decoding settings; None = `Translator`'s (4, 0.6). A parsing run's are its
+            `DecodingConfig`'s (§6.3: 21, 0.3), which `tfm evaluate` passes.
         batch_size: int. Sentences decoded together.
         constrained: bool. Search only well-formed trees with one leaf per word
             (`TreeConstraint`); an output is then repaired only when it reaches
             the length limit. False: unconstrained search, then repairs (Vinyals et al., 2015).
         leaves: "XX" or "tags": what stands for a word in the model's outputs (its dataset's,
             `tfm.parsing.DATASET_LEAVES`; `evaluate_run` reads it from the run).
+        max_extra_length: int or None. Trees end at sentence length + this (the run's
+            `DecodingConfig.max_extra_length`: 300 in the parse presets); None = the model's room.
 
     Returns:
         `(trees, scores)`: the `nltk.Tree`s and the dict of `bracket_scores` plus
@@ -66,7 +69,7 @@ def evaluate_parsing(model, tokenizer, sources, gold_trees, beam_size=None, alph
         raise ValueError(f"{len(sources)} sentences but {len(gold_trees)} gold trees")
     constraint = TreeConstraint.from_tokenizer(tokenizer, leaves=leaves) if constrained else None
     translator = Translator(model, tokenizer, beam_size=beam_size, alpha=alpha, batch_size=batch_size,
-                            constraint=constraint)
+                            constraint=constraint, max_extra_length=max_extra_length)
     start = time.perf_counter()
     outputs = translator(list(sources))
     seconds = time.perf_counter() - start
@@ -117,14 +120,15 @@ def split_trees(run_info, split, limit=None):
     return [" ".join(tree.leaves()) for tree in gold], gold
 
 
-def evaluate_run(model, tokenizer, run_info, split, limit=None, beam_size=None, alpha=None, constrained=True):
+def evaluate_run(model, tokenizer, run_info, split, limit=None, beam_size=None, alpha=None, constrained=True,
+                 max_extra_length=None):
     """`tfm evaluate` on a parsing run: its split parsed and scored (`evaluate_parsing`).
 
     Args:
         model, tokenizer: a run's (`tfm.Translator.from_run(run)`'s `model` and `tokenizer`).
         run_info: its config.json (`tfm.runs.read_run_config`), with `checkpoint`: the weights file read.
         split, limit: as in `split_trees`.
-        beam_size, alpha, constrained: as in `evaluate_parsing`.
+        beam_size, alpha, constrained, max_extra_length: as in `evaluate_parsing`.
 
     Returns:
         `(trees, scores)`: as `evaluate_parsing`, with `split`, `dataset` and `checkpoint` in the scores.
@@ -146,7 +150,8 @@ def evaluate_run(model, tokenizer, run_info, split, limit=None, beam_size=None, 
     """
     sources, gold = split_trees(run_info, split, limit)
     trees, scores = evaluate_parsing(model, tokenizer, sources, gold, beam_size=beam_size, alpha=alpha,
-                                     constrained=constrained, leaves=DATASET_LEAVES[run_info["data"]["dataset"]])
+                                     constrained=constrained, leaves=DATASET_LEAVES[run_info["data"]["dataset"]],
+                                     max_extra_length=max_extra_length)
     scores.update(split=split, dataset=run_info["data"]["dataset"], checkpoint=run_info.get("checkpoint"))
     return trees, scores
 

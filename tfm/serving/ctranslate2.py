@@ -19,7 +19,7 @@ implementation. The mapping (`ctranslate2_spec`):
   untied models write each table and the projection with its bias.
 - **Positions**: tfm's sinusoids interleave sin and cos (§3.5: `PE[p, 2i]` sin,
   `PE[p, 2i+1]` cos); CTranslate2's built-in ones are concatenated, so the table itself
-  is written (`position_encodings.encodings`: `max_length + max_extra_length + 1`
+  is written (`position_encodings.encodings`: `max_length + extra_positions + 1`
   positions). Learned positions are written the same way.
 - **Layers**: queries, keys and values fused in one projection (keys and values for
   cross-attention); Keras kernels `(in, out)` transposed to `(out, in)`; LayerNorm
@@ -188,8 +188,8 @@ def ctranslate2_spec(model, vocabulary):
 
 
 def validate_ctranslate2_dir(output_dir, overwrite=False):
-    """The output-path rule (`tfm.serving.export_folder.validate_output_folder`) for a CTranslate2 export: checked before
-    any work.
+    """The output-path rule (`tfm.serving.export_folder.validate_output_folder`) for a CTranslate2 export:
+    checked before any work.
 
     Args:
         output_dir: str, where `export_ctranslate2` is asked to write.

@@ -86,7 +86,7 @@ class CTranslate2Translator:
     The calling convention is `Translator`'s and `SavedModelTranslator`'s: `translate(sentences, *,
     beam_size=None, alpha=None, on_invalid="error")`, `translate_with_scores` with the same arguments,
     `__call__ = translate`. Here beam size and α are chosen per call; None takes the export's (the
-    model config's, recorded in `tfm_export.json`). Tokenization is the run's SentencePiece model
+    run's decoding part, recorded in `tfm_export.json`). Tokenization is the run's SentencePiece model
     (the `sentencepiece` package) under the input rule of `tfm.decoding.input_rule`, so text goes in
     and comes out as with `Translator` and the exported SavedModel; the module's docstring says
     where CTranslate2's decoding differs from tfm's and what is kept.
