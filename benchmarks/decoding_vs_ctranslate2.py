@@ -92,7 +92,6 @@ def main(argv=None):
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     tables = [table(run_dir, args) for run_dir in run_dirs]
-    rows = tables[0]["rows"]
     save_result(args.name, {
         "command": "python benchmarks/" + os.path.basename(__file__) + " " + " ".join(argv or sys.argv[1:]),
         "sentences": tables[0]["sentences"], "threads": args.threads, "beam_size": args.beam_size,

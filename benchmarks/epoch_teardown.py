@@ -52,7 +52,6 @@ def main(argv=None):
     import keras
     import tensorflow as tf
 
-    import tfm
     from tfm.config import Recipe
     from tfm.data import bucket_by_token_budget, load_dataset, train_tokenizer
     from tfm.training.distribute import cpu_has_native_bfloat16

@@ -163,7 +163,6 @@ def main(argv=None):
     from tfm.parsing.treebank import ptb_parse_pairs
     from tfm.config import Recipe, apply_overrides
     from tfm.decoding import Translator
-    from tfm.runs import read_run_config
     from tfm.training import train
 
     try:
@@ -183,7 +182,7 @@ def main(argv=None):
         history = train(recipe, output=run_dir, epochs=args.epochs, verbose=0).history
         print("training loss by epoch: " + " ".join(f"{x:.3f}" for x in history.get("loss", [])))
     loaded = Translator.from_run(run_dir)
-    model, tokenizer, info = loaded.model, loaded.tokenizer, read_run_config(run_dir)
+    model, tokenizer = loaded.model, loaded.tokenizer
 
     # Sentences with a same-length partner: the source swap keeps the number of words.
     by_length = collections.defaultdict(list)

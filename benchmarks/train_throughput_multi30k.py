@@ -97,7 +97,6 @@ def main(argv=None):
     pairs_limit = args.pairs or (5000 if quick else None)
 
     import keras
-    import numpy as np
     import tensorflow as tf
 
     import tfm

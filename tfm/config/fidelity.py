@@ -255,7 +255,7 @@ def render_markdown(table=None):
     lines.append(f"{len(table)} rows: {counts['same']} same, {counts['differs']} differ (each with its reason), "
                  f"{counts['not in paper']} not in the paper."
                  + (f" **{len(problems)} differences have no reason.**" if problems else ""))
-    lines += ["", "## The base and big recipes (§3, §5, §6.1, Table 3)", "",
+    lines += ["", "## Model and recipe: the base and big presets (§3, §5, §6.1, Table 3)", "",
               "| setting | § | paper base | tfm base | paper big | tfm big | status | note |",
               "|---|---|---|---|---|---|---|---|"]
     model = [r for r in table if r.group == "model"]
