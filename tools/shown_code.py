@@ -10,12 +10,45 @@ other output alone.
     python tools/make_course.py --refresh-shown 01 02    # what `make course` uses
 """
 
+import ast
 import inspect
 import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHOW = re.compile(r"^show\((?P<expr>[^\n]+)\)[ \t]*(#.*)?$", re.M)
+
+
+def display_calls(source):
+    """The cell's top-level `show(expr)` and `show_part(expr, "first", "last")` calls, in order, as
+    `(expr, markers)` pairs (`markers` None for `show`); a cell that is not plain Python gives the `show`
+    lines alone."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [(match["expr"], None) for match in SHOW.finditer(source)]
+    calls = []
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            continue
+        if call.func.id == "show" and len(call.args) == 1:
+            calls.append((ast.unparse(call.args[0]), None))
+        elif call.func.id == "show_part" and len(call.args) == 3:
+            calls.append((ast.unparse(call.args[0]), tuple(ast.literal_eval(arg) for arg in call.args[1:])))
+    return calls
+
+
+def excerpt(obj, markers):
+    """What `show(obj)` (markers None) or notebook 08's `show_part(obj, first, last)` displays."""
+    source = inspect.getsource(obj)
+    if markers is None:
+        return source
+    first, last = markers
+    lines = source.splitlines()
+    start = next(i for i, line in enumerate(lines) if first in line)
+    end = next(i for i in range(start, len(lines)) if last in lines[i])
+    return "\n".join(lines[start : end + 1])
 
 
 def _text(source):
@@ -55,7 +88,7 @@ def refresh(notebook):
 
     Each display is matched to the `show(...)` line that made it, in order; `expr` is evaluated with the
     notebook's own `import tfm...` / `from tfm... import ...` lines. A cell whose displays cannot be matched
-    one to one with its `show(...)` lines (e.g. `show_part`, or a display made in a loop) is refused.
+    one to one with its `show(...)` / `show_part(...)` lines (e.g. a display made in a loop) is refused.
 
     Returns:
         list of `"cell N: expr"` strings, the refreshed displays.
@@ -77,14 +110,15 @@ def refresh(notebook):
         displays = code_displays(cell)
         if not any(text not in source_text for _, text in displays):
             continue
-        expressions = [match["expr"] for match in SHOW.finditer(_text(cell["source"]))]
-        if len(expressions) != len(displays):
-            raise ValueError(f"cell {number}: {len(displays)} code displays but {len(expressions)} `show(...)` "
-                             "lines: run the notebook again")
-        for (index, text), expr in zip(displays, expressions):
+        calls = display_calls(_text(cell["source"]))
+        if len(calls) != len(displays):
+            raise ValueError(f"cell {number}: {len(displays)} code displays but {len(calls)} `show(...)` / "
+                             "`show_part(...)` lines: run the notebook again")
+        for (index, text), (expr, markers) in zip(displays, calls):
             if text in source_text:
                 continue
-            data, _ = formatter.format(Code(inspect.getsource(eval(expr, namespace)), language="python"))  # noqa: S307
+            shown = excerpt(eval(expr, namespace), markers)  # noqa: S307
+            data, _ = formatter.format(Code(shown, language="python"))
             output = cell["outputs"][index]
             output["data"] = {key: data[key] for key in output["data"] if key in data}
             refreshed.append(f"cell {number}: {expr}")
