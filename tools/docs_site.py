@@ -394,12 +394,22 @@ def on_page_content(content, page, config, files):
     return content
 
 
+# Material's language switch asks for the edition's sitemap.xml on every page (an XMLHttpRequest); Chromium refuses
+# it to a page opened from the disk, with a console error each time, and the switch then links each language to its
+# edition's front page. Opened from file://, the request is given an empty sitemap instead: the same links, no error.
+FILE_SITEMAP = ('<script>if (location.protocol === "file:") { const open = XMLHttpRequest.prototype.open; '
+                'XMLHttpRequest.prototype.open = function (method, url, ...rest) { '
+                'if (/sitemap\\.xml$/.test(String(url))) url = "data:application/xml,%3Curlset%2F%3E"; '
+                'return open.call(this, method, url, ...rest); }; }</script>')
+
+
 def on_post_page(output, page, config):
-    """MathJax's configuration goes in every page's head, before any MathJax.js (a notebook loads its own)."""
+    """MathJax's configuration goes in every page's head, before any MathJax.js (a notebook loads its own);
+    before the theme's script, `FILE_SITEMAP`."""
     from mkdocs.utils import get_relative_url
 
     script = f'<script src="{get_relative_url(MATHJAX_CONFIG, page.url)}"></script>'
-    output = output.replace("</head>", script + "\n</head>", 1)
+    output = output.replace("</head>", FILE_SITEMAP + "\n" + script + "\n</head>", 1)
     if _is_notebook_page(page.file.src_uri):  # the course's pages get a wider column (docs/assets/tfm.css)
         output = re.sub(r"<body\b", '<body class="tfm-notebook"', output, count=1)
     if page.file.src_uri.startswith(("ko/", f"{KOREAN_COURSE}/")):  # the Korean edition's pages are Korean
