@@ -806,7 +806,7 @@ def test_an_unknown_language_is_refused(capsys, monkeypatch, name):
 
 
 def test_a_sentence_table_must_have_the_same_keys_and_fields_in_every_language():
-    Messages = exercises.checking.Messages
+    from tfm.exercises.messages import Messages
     with pytest.raises(ValueError, match=re.escape("missing ['b']")):
         Messages(en={"a": "x", "b": "y"}, ko={"a": "엑스"})
     fields = "the 'ko' template of 'a' takes the fields ['m'], the English one ['n']"

@@ -37,8 +37,9 @@ reads. Reference solutions: `notebooks/solutions/`.
 | 13 | `check_linearize_tree`               | a tree as a token sequence                 | §6.3          |
 
 The checkers live by topic (`masks`, `attention`, `heads`, `positional`, `batching`, `training`, `decoding`,
-`architecture`, `serving`, `parsing`; what they share in `checking`: `run_checker`, `call_checked`, `compare`,
-`Mismatch`, `Messages`, `validate_language`, ...); every one is importable from here. Beside them, `course_runs` prints a notebook's run beside its published copy
+`architecture`, `serving`, `parsing`; what they share: calling and comparing in `checking` (`run_checker`,
+`call_checked`, `compare`, `Mismatch`, ...), the languages and sentence tables in `messages` (`Messages`,
+`validate_language`)); every checker is importable from here. Beside them, `course_runs` prints a notebook's run beside its published copy
 (`print_beside_published`, `machine_description`): what notebooks 08 and 13 show when their numbers depend on the
 machine. Each checker keeps its
 sentences in one `Messages` table beside it, English and Korean templates under the same keys.

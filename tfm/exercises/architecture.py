@@ -5,7 +5,6 @@ path-length column of Table 1 (notebook 10), and the parameter count of a Transf
 import numpy as np
 
 from tfm.exercises.checking import (
-    Messages,
     Mismatch,
     as_array,
     call_checked,
@@ -13,8 +12,8 @@ from tfm.exercises.checking import (
     format_value,
     function_name,
     run_checker,
-    validate_language,
 )
+from tfm.exercises.messages import Messages, validate_language
 
 
 # ---------------------------------------------------------------------------

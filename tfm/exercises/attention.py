@@ -8,7 +8,6 @@ import numpy as np
 from keras import ops
 
 from tfm.exercises.checking import (
-    Messages,
     Mismatch,
     call_checked,
     compare,
@@ -16,8 +15,8 @@ from tfm.exercises.checking import (
     run_checker,
     seeded_rng,
     shape_text,
-    validate_language,
 )
+from tfm.exercises.messages import Messages, validate_language
 
 
 # ---------------------------------------------------------------------------

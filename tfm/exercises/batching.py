@@ -4,7 +4,6 @@ token-budget buckets split over replicas (notebook 09), both what `tfm.data.batc
 import numpy as np
 
 from tfm.exercises.checking import (
-    Messages,
     Mismatch,
     as_array,
     call_checked,
@@ -14,8 +13,8 @@ from tfm.exercises.checking import (
     run_checker,
     seeded_rng,
     shape_text,
-    validate_language,
 )
+from tfm.exercises.messages import Messages, validate_language
 
 
 # ---------------------------------------------------------------------------

@@ -6,7 +6,6 @@ import collections
 import numpy as np
 
 from tfm.exercises.checking import (
-    Messages,
     Mismatch,
     as_array,
     call_checked,
@@ -14,8 +13,8 @@ from tfm.exercises.checking import (
     function_name,
     run_checker,
     seeded_rng,
-    validate_language,
 )
+from tfm.exercises.messages import Messages, validate_language
 
 # ---------------------------------------------------------------------------
 # 8-10. Decoding and BLEU (notebook 08)

@@ -5,15 +5,14 @@ import numpy as np
 from keras import ops
 
 from tfm.exercises.checking import (
-    Messages,
     call_checked,
     compare,
     function_name,
     run_checker,
     seeded_rng,
     shape_text,
-    validate_language,
 )
+from tfm.exercises.messages import Messages, validate_language
 
 
 # ---------------------------------------------------------------------------

@@ -1,13 +1,12 @@
 """The checker of the parsing exercise (notebook 13): a tree as a token sequence (§6.3)."""
 
 from tfm.exercises.checking import (
-    Messages,
     Mismatch,
     call_checked,
     function_name,
     run_checker,
-    validate_language,
 )
+from tfm.exercises.messages import Messages, validate_language
 
 # ---------------------------------------------------------------------------
 # 11. Tree linearization (notebook 13)

@@ -2,13 +2,12 @@
 interleaved."""
 
 from tfm.exercises.checking import (
-    Messages,
     call_checked,
     compare,
     function_name,
     run_checker,
-    validate_language,
 )
+from tfm.exercises.messages import Messages, validate_language
 
 # ---------------------------------------------------------------------------
 # 4. Positional encoding (notebook 05)

@@ -6,13 +6,12 @@ import json
 import numpy as np
 
 from tfm.exercises.checking import (
-    Messages,
     Mismatch,
     call_checked,
     function_name,
     run_checker,
-    validate_language,
 )
+from tfm.exercises.messages import Messages, validate_language
 
 # The outputs of `serving_default` (`tfm.serving.saved_model.SIGNATURE_OUTPUTS`) as `.numpy()` gives them.
 _OUTPUTS = [

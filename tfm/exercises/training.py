@@ -5,7 +5,6 @@ import numpy as np
 from keras import ops
 
 from tfm.exercises.checking import (
-    Messages,
     Mismatch,
     as_array,
     call_checked,
@@ -14,8 +13,8 @@ from tfm.exercises.checking import (
     run_checker,
     seeded_rng,
     shape_text,
-    validate_language,
 )
+from tfm.exercises.messages import Messages, validate_language
 
 # ---------------------------------------------------------------------------
 # 6-7. Label smoothing and the schedule (notebook 07)
