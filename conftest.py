@@ -3,6 +3,7 @@ runs): `tf`, `np`, `keras`, `ops`, `tempfile`, `os`. Anything else an example im
 paste it."""
 
 import os
+import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -32,3 +33,6 @@ def _doctest_globals(request):
     keras.utils.set_random_seed(0)
     yield
     keras.config.set_dtype_policy("float32")
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:  # an example's figure is shown, not kept: one worker runs every viz example
+        pyplot.close("all")
