@@ -119,8 +119,10 @@ def course_table(course_dir=COURSE_DIR):
                     f"{run_time(seconds) if seconds is not None else 'not run'} |")
     hours, minutes = divmod(round(total / 60), 60)
     rows.append("")
-    rows.append(f"Run times: each copy's full-mode run on this project's 2-core CPU machine, from its record; "
-                f"{hours} h {minutes:02d} min in all.")
+    rows.append(f"Run times: each copy's full-mode run on one of this project's 2-core CPU machines, from its "
+                f"record; {hours} h {minutes:02d} min in all. The machines differ: the same code has taken twice "
+                f"as long on one as on another (notebook 01: 11 and 22 min), so compare a run with its neighbours "
+                f"in the same copy, not across copies.")
     return "\n".join(rows)
 
 
