@@ -449,6 +449,27 @@ def test_a_figure_wider_than_the_column_is_drawn_at_the_columns_width(monkeypatc
     assert before[6][1] < column < before[16][1]  # both kinds were tried
 
 
+def test_a_figure_whose_layout_changes_with_the_dpi_still_fits_the_column(monkeypatch):
+    """`FIGURE_FIT` measures what it drew: a figure with a part sized in pixels (here a note offset by 400 pixels;
+    in notebook 09, a constrained layout with bar labels) is wider at the lowered dpi than estimated at the first
+    one, so one estimate came out a few pixels wider than the column (09: 839 px); the fit draws, measures and
+    shrinks again until the figure is at most the column's width."""
+    import matplotlib.backend_bases
+    import matplotlib.pyplot as plt
+    from IPython.core.pylabtools import retina_figure
+
+    canvas = matplotlib.backend_bases.FigureCanvasBase
+    monkeypatch.setattr(canvas, "print_figure", canvas.print_figure)  # restored after the test
+    exec(make_course.figure_fit(80), {})
+    figure, axes = plt.subplots(figsize=(14, 2.5))
+    axes.plot([1, 2, 3])
+    axes.annotate("a note placed in pixels", (1, 0.5), xycoords="axes fraction", xytext=(400, 0),
+                  textcoords="offset pixels")
+    _, metadata = retina_figure(figure, bbox_inches="tight", dpi=make_course.FIGURE_SCALE * 80)
+    plt.close(figure)
+    assert 0.95 * make_course.COLUMN_WIDTH <= metadata["width"] <= make_course.COLUMN_WIDTH, metadata
+
+
 @pytest.mark.parametrize("path", COPIES, ids=[p.name for p in COPIES])
 def test_copies_made_for_the_column_show_no_figure_wider_than_it(path):
     """A copy whose record names the column its figures were drawn for (make_course since issue 50) shows every

@@ -132,6 +132,7 @@ COLUMN_WIDTH = 832
 # only what the inline backend draws (`dpi` = the setup cell's, `bbox_inches="tight"`) is fitted; a notebook's own
 # `savefig` is left alone.
 FIGURE_FIT = """\
+import io as _tfm_fit_io
 import matplotlib as _tfm_matplotlib
 import matplotlib.backend_bases as _tfm_fit_bases
 _tfm_fit_inner = _tfm_fit_bases.FigureCanvasBase.print_figure
@@ -143,6 +144,13 @@ def _tfm_fitted_print_figure(self, *args, **kwargs):
         shown = (self.figure.get_tightbbox().width + 2 * pad) * {dpi} / {scale}  # CSS px at --dpi
         if shown > {column}:
             kwargs["dpi"] = {dpi} * ({column} - 1) / shown  # the column's width, less one pixel of rounding
+            for _ in range(3):  # a layout that changes with the dpi (constrained, bar labels): draw, measure, shrink
+                probe = _tfm_fit_io.BytesIO()
+                _tfm_fit_inner(self, probe, **{{**kwargs, "format": "png"}})
+                drawn = int.from_bytes(probe.getvalue()[16:20], "big") / {scale}  # the PNG's width, in CSS px
+                if drawn <= {column}:
+                    break
+                kwargs["dpi"] *= ({column} - 1) / drawn
     return _tfm_fit_inner(self, *args, **kwargs)
 _tfm_fit_bases.FigureCanvasBase.print_figure = _tfm_fitted_print_figure
 """
