@@ -637,3 +637,27 @@ def test_a_code_display_older_than_the_package_fails_and_refresh_renders_it_agai
     assert outputs[1]["text"] == "1\n"
     assert make_course.check_copy(executed, make_course.read(source_path)) == []
     assert make_course.shown_code.refresh(executed) == []  # nothing left to refresh
+
+
+def test_show_part_excerpts_from_its_first_marker_to_its_last_and_names_a_missing_one():
+    """`--refresh-shown` renders `show_part(obj, first, last)` (notebook 08) as the source's lines from the first
+    line holding `first` to the next holding `last`; a marker the source no longer has is named, not a bare
+    StopIteration."""
+    import inspect
+
+    import tfm
+
+    shown_code = make_course.shown_code
+    function = tfm.layers.masks.padding_mask
+    lines = inspect.getsource(function).splitlines()
+    excerpt = shown_code.excerpt(function, ("def padding_mask(", "return"))
+    start = next(i for i, line in enumerate(lines) if "def padding_mask(" in line)
+    end = next(i for i in range(start, len(lines)) if "return" in lines[i])
+    assert excerpt.splitlines() == lines[start : end + 1] and end > start
+    assert shown_code.excerpt(function, None) == inspect.getsource(function)
+    with pytest.raises(ValueError, match="no line with 'not in the source'"):
+        shown_code.excerpt(function, ("not in the source", "return"))
+    with pytest.raises(ValueError, match="'no such end' after 'def padding_mask\\('"):
+        shown_code.excerpt(function, ("def padding_mask(", "no such end"))
+    assert shown_code.display_calls('show(tfm.x)\nshow_part(tfm.y, "a", "b")\nprint(1)') == [
+        ("tfm.x", None), ("tfm.y", ("a", "b"))]

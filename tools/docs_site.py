@@ -120,9 +120,9 @@ def course_table(course_dir=COURSE_DIR):
     hours, minutes = divmod(round(total / 60), 60)
     rows.append("")
     rows.append(f"Run times: each copy's full-mode run on one of this project's 2-core CPU machines, from its "
-                f"record; {hours} h {minutes:02d} min in all. The machines differ: the same code has taken twice "
-                f"as long on one as on another (notebook 01: 11 and 22 min), so compare a run with its neighbours "
-                f"in the same copy, not across copies.")
+                f"record; {hours} h {minutes:02d} min in all. The machines differ (the same code has taken twice "
+                f"as long on one as on another), so compare a run with its neighbours in the same copy, not "
+                f"across copies.")
     return "\n".join(rows)
 
 

@@ -46,8 +46,11 @@ def excerpt(obj, markers):
         return source
     first, last = markers
     lines = source.splitlines()
-    start = next(i for i, line in enumerate(lines) if first in line)
-    end = next(i for i in range(start, len(lines)) if last in lines[i])
+    start = next((i for i, line in enumerate(lines) if first in line), None)
+    end = None if start is None else next((i for i in range(start, len(lines)) if last in lines[i]), None)
+    if end is None:
+        missing = repr(first) if start is None else f"{last!r} after {first!r}"
+        raise ValueError(f"show_part: no line with {missing} in the source of {getattr(obj, '__qualname__', obj)}")
     return "\n".join(lines[start : end + 1])
 
 
