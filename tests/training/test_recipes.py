@@ -61,10 +61,30 @@ def test_m30k_small_is_the_prenorm_recipe_on_the_anchors_text():
     # Exactly `tfm train --preset small` with the README's pre-LN --set flags, plus the preprocessing.
     flags = ["norm_first=true", "dropout=0.3", "warmup_steps=1000", "learning_rate_scale=1.0",
              "checkpoints_to_average=10", "preprocess=moses_lc"]
-    argv = ["train", "--preset", "small", "--output", "x", "--tokens-per-batch", "2048"]
+    argv = ["train", "--preset", "small", "--output", "x", "--tokens-per-batch", "2048", "--dataset", "multi30k"]
     from_flags = train_recipe(cli.build_parser().parse_args(argv + [arg for f in flags for arg in ("--set", f)]))
     assert from_flags == recipe.replace(seed=0) == Recipe.preset("m30k_small")
     assert "m30k_small" in Recipe.PRESETS
+
+
+def test_a_preset_named_for_a_corpus_trains_on_it():
+    """`tfm train --preset m30k_small --output RUN` trains on Multi30k (it trained the Multi30k model on the numbers
+    task before), a parse preset on the treebank with tag leaves; the other presets keep the offline numbers task.
+    `--dataset` still wins, and takes no languages from the preset (a generated task refuses them)."""
+    from tfm import cli
+    from tfm.cli.arguments import train_recipe
+
+    parser = cli.build_parser()
+    expected = {"m30k": "multi30k", "m30k_small": "multi30k", "parse": "ptb_parse_tags",
+                "parse_small": "ptb_parse_tags", "tiny": "numbers", "small": "numbers", "base": "numbers",
+                "big": "numbers"}
+    assert set(expected) == set(TransformerConfig.PRESETS)
+    for preset, dataset in expected.items():
+        data = train_recipe(parser.parse_args(["train", "--preset", preset, "--output", "x"])).data
+        assert (data.dataset, data.source_lang, data.target_lang) == (dataset, None, None), preset
+        assert Recipe.preset(preset, model="bahdanau").data == Recipe.preset(preset).data  # the RNN baseline too
+    swapped = train_recipe(parser.parse_args(["train", "--preset", "m30k", "--dataset", "reverse", "--output", "x"]))
+    assert swapped.data.dataset == "reverse" and swapped.data.preprocess == "moses_lc"
 
 
 def test_bleu_moses_lc_by_hand():

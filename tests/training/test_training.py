@@ -146,6 +146,27 @@ def test_an_unknown_dataset_is_refused_before_a_folder_is_made(tmp_path, capsys)
     assert not (tmp_path / "cli").exists()
 
 
+def test_a_first_session_that_fails_before_its_config_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    """A corpus that cannot be read (Multi30k offline, the default of `--preset m30k_small`) fails after the lock
+    made the folder: the folder goes with the failure, unless it was there before (the user's, kept)."""
+    import tfm.training.trainer as trainer
+
+    def unreadable(data, split):
+        raise OSError(f"could not download {data.dataset} ({split}): offline")
+
+    monkeypatch.setattr(trainer, "load_pairs", unreadable)
+    with pytest.raises(OSError, match="could not download numbers"):
+        train(small(), "numbers", output=str(tmp_path / "run"), **RUN)
+    assert not (tmp_path / "run").exists()
+    assert cli.main(["train", "--preset", "m30k_small", "--output", str(tmp_path / "cli")]) == 1
+    assert "could not download multi30k (train): offline" in capsys.readouterr().err
+    assert not (tmp_path / "cli").exists()
+    (tmp_path / "mine").mkdir()
+    with pytest.raises(OSError):
+        train(small(), "numbers", output=str(tmp_path / "mine"), **RUN)
+    assert (tmp_path / "mine").is_dir()
+
+
 def test_rerun_resumes_and_extends(tiny_run, tmp_path):
     run_dir = copy_run(tiny_run[0], tmp_path)
     done = train(small(), "numbers", output=run_dir, strategy="default", **RUN)

@@ -56,19 +56,26 @@ def config_class(model="transformer"):
 
 # The parts of each Transformer preset besides the model's (the model part is `TransformerConfig.<name>()`).
 _M30K_RATE = round(0.005 * (128 * 2000) ** 0.5, 4)  # Wu et al.'s peak rate 0.005 after 2000 steps, as eq. 3's factor
+# The presets named for a corpus train on it: the m30k ones on Multi30k (its default direction, English -> German;
+# no languages named, so `--dataset` can swap in a corpus without them), the parse ones on NLTK's Penn Treebank
+# sample with each word's leaf written as its POS tag (why tags, not Vinyals et al.'s XX: notebook 13, section 2,
+# and docs/results.md, "Parsing"). The others (tiny ... big) keep the generated numbers task, which needs no data.
+_M30K_DATA = dict(dataset="multi30k")
+_PARSE_DATASET = "ptb_parse_tags"
 _PRESET_PARTS = {
     "tiny": (dict(subwords=1000, max_pair_length=64), dict(warmup_steps=400, tokens_per_batch=2048), {}),
     "small": (dict(subwords=8000, max_pair_length=128), dict(warmup_steps=2000, tokens_per_batch=4096), {}),
     "base": (dict(subwords=37000, max_pair_length=256), {}, {}),
     "big": (dict(subwords=37000, max_pair_length=256), {}, dict(checkpoints_to_average=20)),
-    "parse": (dict(subwords=16000, max_pair_length=256), {},
+    "parse": (dict(dataset=_PARSE_DATASET, subwords=16000, max_pair_length=256), {},
               dict(beam_size=21, length_penalty=0.3, max_extra_length=300)),
-    "parse_small": (dict(subwords=2000, max_pair_length=256), dict(tokens_per_batch=2048, warmup_steps=500),
+    "parse_small": (dict(dataset=_PARSE_DATASET, subwords=2000, max_pair_length=256),
+                    dict(tokens_per_batch=2048, warmup_steps=500),
                     dict(beam_size=21, length_penalty=0.3, max_extra_length=300)),
-    "m30k": (dict(subwords=10000, max_pair_length=128, preprocess="moses_lc"),
+    "m30k": (dict(**_M30K_DATA, subwords=10000, max_pair_length=128, preprocess="moses_lc"),
              dict(warmup_steps=2000, learning_rate_scale=_M30K_RATE, tokens_per_batch=4096),
              dict(beam_size=5, length_penalty=1.0, checkpoints_to_average=10)),
-    "m30k_small": (dict(subwords=8000, max_pair_length=128, preprocess="moses_lc"),
+    "m30k_small": (dict(**_M30K_DATA, subwords=8000, max_pair_length=128, preprocess="moses_lc"),
                    dict(warmup_steps=1000, tokens_per_batch=2048),
                    dict(checkpoints_to_average=10)),
 }

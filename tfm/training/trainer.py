@@ -322,10 +322,24 @@ def train(model="tiny", data=None, training=None, *, output, epochs=10, strategy
     requested = runs.run_record(recipe)
     _existing_run(run_dir, requested)  # refused here, before waiting for a lock or a cluster
     is_chief, worker = planned_role(strategy)
+    created = is_chief and not os.path.lexists(run_dir)
     with runs.lock_run(run_dir if is_chief else os.path.join(run_dir, runs.WORKERS_DIR, worker), output):
         if is_chief:
             runs.remove_temporaries(run_dir)
-        return _train_session(run_dir, recipe, requested, strategy, epochs, verbose, callbacks, worker_timeout)
+        try:
+            return _train_session(run_dir, recipe, requested, strategy, epochs, verbose, callbacks, worker_timeout)
+        except BaseException:
+            if created:  # a first session that failed before its config.json (no data, interrupted) leaves no folder
+                _remove_unstarted(run_dir)
+            raise
+
+
+def _remove_unstarted(run_dir):
+    """Removes `run_dir` when it holds nothing but the lock file and temporaries (what a first session that failed
+    before its config.json leaves); a folder holding anything else is kept."""
+    entries = os.listdir(run_dir) if os.path.isdir(run_dir) and not os.path.islink(run_dir) else [runs.CONFIG_FILE]
+    if all(entry == runs.LOCK_FILE or runs.TEMPORARY.search(entry) for entry in entries):
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def _train_session(run_dir, recipe, requested, strategy, epochs, verbose, callbacks, worker_timeout):
