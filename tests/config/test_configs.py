@@ -3,7 +3,7 @@ import dataclasses
 import pytest
 
 import tfm
-from tfm.config import Recipe, TransformerConfig
+from tfm.config import MODELS, ON_TRAINED_MODEL, Recipe, TransformerConfig, config_class
 
 
 def test_base_and_big_are_the_paper():
@@ -34,6 +34,19 @@ def test_invalid_configs_name_the_bad_values():
         TransformerConfig.from_dict({"d_modle": 3})
     # Explicit key_dim/value_dim lift the divisibility rule (Table 3 row B).
     assert TransformerConfig(d_model=100, num_heads=3, key_dim=16, value_dim=16).head_key_dim == 16
+
+
+def test_every_model_config_field_says_whether_a_trained_model_may_change_it():
+    """Declared with the field (`fixed` or `free`), so a new field cannot be left out of the rule that
+    `architecture()` (a checkpoint's check) follows; the free ones are the regularisers and the lengths."""
+    undeclared = [f"{cls.__name__}.{f.name}" for cls in {config_class(name) for name in MODELS}
+                  for f in dataclasses.fields(cls) if f.metadata.get(ON_TRAINED_MODEL) not in ("fixed", "free")]
+    assert not undeclared, f"declare each with fixed(...) or free(...) (tfm.config.rules): {undeclared}"
+    assert set(TransformerConfig.free_fields()) == {"dropout", "attention_dropout", "activation_dropout",
+                                                    "token_dropout", "max_length", "extra_positions"}
+    tiny = TransformerConfig.tiny()
+    assert dataclasses.replace(tiny, dropout=0.3, max_length=32).architecture() == tiny.architecture()
+    assert dataclasses.replace(tiny, norm_first=True).architecture() != tiny.architecture()
 
 
 def test_json_round_trip(tmp_path):

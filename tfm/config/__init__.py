@@ -6,7 +6,8 @@
                   filter), `TrainingConfig` (§5) and `DecodingConfig` (§6.1)
     recipe.py     `Recipe`: the four parts; presets by name (`Recipe.preset("base")`), `--set FIELD=VALUE` by the
                   field's name (`apply_overrides`), `model_name`, a run's config.json (`upgrade_record`)
-    rules.py      what every config shares: presets by name, dict/JSON round trips (`ConfigIO`), `--set` parsing
+    rules.py      what every config shares: presets by name, dict/JSON round trips (`ConfigIO`), `--set` parsing,
+                  and a model config field's declaration: `fixed` or `free` once the model is trained
     validation.py the checks every value passes, wherever it comes from (Python, `--set`, a run's config.json)
     rnn_args.py   the RNN baselines' argument rules (cell, attention, score), shared by the layers and
                   `Seq2SeqConfig`
@@ -25,7 +26,7 @@ Example:
 
 from tfm.config.configs import Seq2SeqConfig, TransformerConfig
 from tfm.config.recipe import MODELS, Recipe, apply_overrides, config_class, model_name, upgrade_record
-from tfm.config.rules import ConfigIO, parse_overrides
+from tfm.config.rules import ON_TRAINED_MODEL, ConfigIO, fixed, free, parse_overrides
 from tfm.config.run_settings import DataConfig, DecodingConfig, TrainingConfig
 from tfm.config.validation import (
     PREPROCESSORS,
@@ -40,8 +41,8 @@ from tfm.config.validation import (
     validate_seed,
 )
 
-__all__ = ["MODELS", "ConfigIO", "DataConfig", "DecodingConfig", "PREPROCESSORS", "Recipe", "Seq2SeqConfig",
-           "TrainingConfig", "TransformerConfig", "apply_overrides", "config_class", "model_name", "parse_overrides",
-           "upgrade_record", "validate_field_types", "validate_fraction", "validate_length_penalty",
-           "validate_number", "validate_positive_int", "validate_positive_ints", "validate_positive_number",
-           "validate_rdrop_alpha", "validate_seed"]
+__all__ = ["MODELS", "ON_TRAINED_MODEL", "ConfigIO", "DataConfig", "DecodingConfig", "PREPROCESSORS", "Recipe",
+           "Seq2SeqConfig", "TrainingConfig", "TransformerConfig", "apply_overrides", "config_class", "fixed", "free",
+           "model_name", "parse_overrides", "upgrade_record", "validate_field_types", "validate_fraction",
+           "validate_length_penalty", "validate_number", "validate_positive_int", "validate_positive_ints",
+           "validate_positive_number", "validate_rdrop_alpha", "validate_seed"]

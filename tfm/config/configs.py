@@ -13,7 +13,7 @@ No TensorFlow here: the CLI reads these without starting it.
 import dataclasses
 
 from tfm.config.rnn_args import resolve_attention_args, validate_rnn_args
-from tfm.config.rules import ConfigIO
+from tfm.config.rules import ConfigIO, fixed, free
 from tfm.config.validation import (
     validate_field_types,
     validate_fraction,
@@ -47,7 +47,9 @@ class TransformerConfig(ConfigIO):
             an output may use (the position table has `max_length + extra_positions + 1` rows).
         layer_norm_epsilon: the LayerNorms' epsilon.
 
-    Each field's comment in the source says what it is; `ValueError` names a bad value.
+    Each field's comment in the source says what it is, and its declaration whether a trained model may change it
+    (`free`: dropout, the lengths) or not (`fixed`: what the weights compute, `architecture()`); `ValueError` names
+    a bad value.
 
     Example:
         >>> base = TransformerConfig.base()
@@ -64,30 +66,25 @@ class TransformerConfig(ConfigIO):
         ValueError: d_model=64 is not divisible by num_heads=3; choose sizes that divide or set key_dim and ...
     """
 
-    num_layers: int = 6  # N: identical layers in the encoder and in the decoder
-    d_model: int = 512  # width of every sub-layer output and of the embeddings
-    num_heads: int = 8  # h: parallel attention heads
-    d_ff: int = 2048  # inner width of the position-wise feed-forward network
-    key_dim: int | None = None  # d_k per head; None = d_model / num_heads
-    value_dim: int | None = None  # d_v per head; None = d_model / num_heads
-    dropout: float = 0.1  # P_drop on sub-layer outputs and embedding sums (§5.4)
-    attention_dropout: float = 0.0  # dropout on attention weights (not in the paper)
-    activation_dropout: float = 0.0  # dropout on the FFN's inner activations (tensor2tensor's relu_dropout; not in the paper)
-    token_dropout: float = 0.0  # input tokens replaced by UNK while training (word dropout; not in the paper)
-    vocab_size: int = 37000  # shared source/target subword vocabulary (§5.1, BPE ~37000)
-    share_embeddings: bool = True  # one matrix for both embeddings and the pre-softmax projection (§3.4)
-    norm_first: bool = False  # pre-LN instead of the paper's post-LN LayerNorm(x + Sublayer(x))
-    positional: str = "sinusoidal"  # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
-    max_length: int = 256  # longest source the model takes (longer ones are truncated when decoding)
-    extra_positions: int = 50  # positions beyond max_length for outputs longer than their source (§6.1: + 50)
-    layer_norm_epsilon: float = 1e-6  # LayerNorm epsilon (tensor2tensor's value)
+    num_layers: int = fixed(6)  # N: identical layers in the encoder and in the decoder
+    d_model: int = fixed(512)  # width of every sub-layer output and of the embeddings
+    num_heads: int = fixed(8)  # h: parallel attention heads
+    d_ff: int = fixed(2048)  # inner width of the position-wise feed-forward network
+    key_dim: int | None = fixed(None)  # d_k per head; None = d_model / num_heads
+    value_dim: int | None = fixed(None)  # d_v per head; None = d_model / num_heads
+    dropout: float = free(0.1)  # P_drop on sub-layer outputs and embedding sums (§5.4)
+    attention_dropout: float = free(0.0)  # dropout on attention weights (not in the paper)
+    activation_dropout: float = free(0.0)  # on the FFN's inner activations (tensor2tensor's relu_dropout; not in paper)
+    token_dropout: float = free(0.0)  # input tokens replaced by UNK while training (word dropout; not in the paper)
+    vocab_size: int = fixed(37000)  # shared source/target subword vocabulary (§5.1, BPE ~37000)
+    share_embeddings: bool = fixed(True)  # one matrix for both embeddings and the pre-softmax projection (§3.4)
+    norm_first: bool = fixed(False)  # pre-LN instead of the paper's post-LN LayerNorm(x + Sublayer(x))
+    positional: str = fixed("sinusoidal")  # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
+    max_length: int = free(256)  # longest source the model takes (longer ones are truncated when decoding)
+    extra_positions: int = free(50)  # positions beyond max_length for outputs longer than their source (§6.1: + 50)
+    layer_norm_epsilon: float = fixed(1e-6)  # LayerNorm epsilon (tensor2tensor's value)
 
     PRESETS = ("tiny", "small", "base", "big", "parse", "parse_small", "m30k", "m30k_small")
-
-    # Fields that do not change what a trained weight means (regularisation, lengths): a checkpoint's recorded
-    # config may differ from its run's in these (`architecture`).
-    RECIPE_FIELDS = ("dropout", "attention_dropout", "activation_dropout", "token_dropout", "max_length",
-                     "extra_positions")
 
     def __post_init__(self):
         validate_field_types(self)
@@ -195,7 +192,8 @@ class Seq2SeqConfig(ConfigIO):
             the score function and its width (None = the attention's default), Luong's input feeding.
 
     The architecture only, as `TransformerConfig`: how a baseline trains (Adam at a constant rate with
-    gradient clipping) is its `Recipe`'s `TrainingConfig` (`tfm.config.Recipe.preset("bahdanau")`).
+    gradient clipping) is its `Recipe`'s `TrainingConfig` (`tfm.config.Recipe.preset("bahdanau")`). Every field
+    but `dropout` is `fixed` (it decides what the trained weights compute).
 
     Example:
         >>> config = Seq2SeqConfig.bahdanau()
@@ -209,20 +207,17 @@ class Seq2SeqConfig(ConfigIO):
 
     PRESETS = ("sutskever", "bahdanau", "luong", "tiny")
 
-    vocab_size: int = 8000  # V: shared source/target vocabulary, the 4 reserved ids included
-    embedding_dim: int = 256  # E: source and target embedding width
-    units: int = 256  # U: hidden width of every recurrent layer (per direction in the encoder)
-    cell: str = "lstm"  # "lstm" or "gru"
-    bidirectional: bool = False  # bidirectional encoder; its final states are bridged to U by a tanh layer
-    num_layers: int = 1  # recurrent layers in the encoder and in the decoder
-    dropout: float = 0.0  # on embeddings, between layers and before the output projection
-    attention: str | None = "bahdanau"  # None (Sutskever/Cho), "bahdanau" or "luong"
-    score: str | None = None  # attention score; None = "additive" (Bahdanau) or "general" (Luong)
-    attention_units: int | None = None  # additive score MLP width; None = units
-    input_feeding: bool = False  # Luong's input feeding (only with attention="luong")
-
-    # Fields that do not change what a trained weight means (see TransformerConfig.RECIPE_FIELDS).
-    RECIPE_FIELDS = ("dropout",)
+    vocab_size: int = fixed(8000)  # V: shared source/target vocabulary, the 4 reserved ids included
+    embedding_dim: int = fixed(256)  # E: source and target embedding width
+    units: int = fixed(256)  # U: hidden width of every recurrent layer (per direction in the encoder)
+    cell: str = fixed("lstm")  # "lstm" or "gru"
+    bidirectional: bool = fixed(False)  # bidirectional encoder; its final states are bridged to U by a tanh layer
+    num_layers: int = fixed(1)  # recurrent layers in the encoder and in the decoder
+    dropout: float = free(0.0)  # on embeddings, between layers and before the output projection
+    attention: str | None = fixed("bahdanau")  # None (Sutskever/Cho), "bahdanau" or "luong"
+    score: str | None = fixed(None)  # attention score; None = "additive" (Bahdanau) or "general" (Luong)
+    attention_units: int | None = fixed(None)  # additive score MLP width; None = units
+    input_feeding: bool = fixed(False)  # Luong's input feeding (only with attention="luong")
 
     def __post_init__(self):
         validate_field_types(self)

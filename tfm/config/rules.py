@@ -1,7 +1,9 @@
 """The rules every config shares: presets by name, dict/JSON round trips, `--set` parsing.
 
 - `ConfigIO`: `preset(name)`, `to_dict` / `from_dict`, `to_json` / `from_json` for the config dataclasses
-  of `tfm.config`.
+  of `tfm.config`, and a model config's `architecture()`.
+- `fixed(default)` / `free(default)`: how a model config declares each field, fixed once the model is trained
+  (it decides what the weights compute) or free to change on a trained run (dropout, the lengths).
 - `parse_overrides`: `--set FIELD=VALUE` typed by a config dataclass's fields (`tfm.config.recipe.apply_overrides`
   applies them to a config or a `Recipe`).
 
@@ -18,11 +20,56 @@ import json
 import typing
 
 
+# A model config field's metadata key: "fixed" (it decides what trained weights compute: a checkpoint is refused by a
+# model whose value differs) or "free" (a trained model may change it: regularisation, the lengths it takes).
+ON_TRAINED_MODEL = "on_trained_model"
+
+
+def fixed(default):
+    """A model config field fixed once the model is trained: it decides what the weights compute (a size, the
+    LayerNorm's place, the vocabulary), so `architecture()` holds it and a checkpoint is refused by a model whose
+    value differs.
+
+    Args:
+        default: the field's default value (immutable).
+
+    Returns:
+        a `dataclasses.field` whose metadata says "fixed".
+
+    Example:
+        >>> @dataclasses.dataclass(frozen=True)
+        ... class Sizes(ConfigIO):
+        ...     width: int = fixed(8)   # decides the weights' shapes
+        ...     dropout: float = free(0.1)   # a trained model may train or decode with another
+        >>> Sizes(dropout=0.3).architecture(), Sizes.free_fields()
+        ({'width': 8}, ('dropout',))
+    """
+    return dataclasses.field(default=default, metadata={ON_TRAINED_MODEL: "fixed"})
+
+
+def free(default):
+    """A model config field a trained model may change: it does not change what the weights compute (dropout, the
+    longest source, the positions beyond it), so `architecture()` leaves it out (`fixed`'s example).
+
+    Args:
+        default: the field's default value (immutable).
+
+    Returns:
+        a `dataclasses.field` whose metadata says "free".
+
+    Example:
+        >>> from tfm.config import TransformerConfig
+        >>> "dropout" in TransformerConfig.free_fields(), "d_model" in TransformerConfig.free_fields()
+        (True, False)
+    """
+    return dataclasses.field(default=default, metadata={ON_TRAINED_MODEL: "free"})
+
+
 class ConfigIO:
     """Presets by name and dict/JSON round trips, shared by the config dataclasses.
 
-    A subclass lists its preset classmethods in `PRESETS`, and a model config the fields that do not change what
-    its trained weights mean in `RECIPE_FIELDS` (`architecture` is the rest).
+    A subclass lists its preset classmethods in `PRESETS`; a model config declares each field with `fixed` or
+    `free` (`architecture()` is its fixed fields).
 
     Example:
         >>> import dataclasses, io
@@ -40,7 +87,6 @@ class ConfigIO:
     """
 
     PRESETS = ()
-    RECIPE_FIELDS = ()
 
     @classmethod
     def preset(cls, name, **overrides):
@@ -69,8 +115,19 @@ class ConfigIO:
         """
         return dataclasses.asdict(self)
 
+    @classmethod
+    def free_fields(cls):
+        """The fields declared `free`: a trained model may change them (they do not change what its weights compute).
+
+        Example:
+            >>> from tfm.config import Seq2SeqConfig
+            >>> Seq2SeqConfig.free_fields()
+            ('dropout',)
+        """
+        return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get(ON_TRAINED_MODEL) == "free")
+
     def architecture(self):
-        """The fields that decide what trained weights compute: `to_dict()` less `RECIPE_FIELDS`.
+        """The fields that decide what trained weights compute: `to_dict()` less the `free` fields.
 
         Two configs with the same architecture read each other's checkpoints with the same meaning; a
         checkpoint records its model's config (`tfm.runs.weights_record`) and is refused by a model whose
@@ -84,7 +141,8 @@ class ConfigIO:
             >>> TransformerConfig.tiny(norm_first=True).architecture()["norm_first"]
             True
         """
-        return {k: v for k, v in self.to_dict().items() if k not in self.RECIPE_FIELDS}
+        free = self.free_fields()
+        return {k: v for k, v in self.to_dict().items() if k not in free}
 
     @classmethod
     def from_dict(cls, values, ignore_unknown=False):
