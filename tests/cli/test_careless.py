@@ -1,6 +1,8 @@
 """What a careless user meets on the command line: a flag the export's format would ignore is refused by name
-(exit 2, before any work), and `tfm translate` answers each line while its input is still open."""
+(exit 2, before any work), `--set vocab_size=N` is the vocabulary's one setting (never ignored), and
+`tfm translate` answers each line while its input is still open."""
 
+import argparse
 import io
 import os
 import subprocess
@@ -9,9 +11,21 @@ import threading
 
 import pytest
 
+from tfm.cli import arguments
 from tfm.cli import commands as cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+# ---------------------------------------------------------------------------
+# tfm train --set vocab_size=N: the subwords to learn, as --vocab-size (the model takes the tokenizer's size)
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("flags", [["--set", "vocab_size=200"], ["--vocab-size", "200"], ["--set", "subwords=200"]])
+def test_the_vocabulary_is_one_setting(flags):
+    parser = argparse.ArgumentParser()
+    arguments.add_train(parser)
+    args = parser.parse_args(["--output", "run", "--preset", "tiny", "--dataset", "numbers", *flags])
+    assert arguments.train_recipe(args).data.subwords == 200  # what the tokenizer learns, so the model's size
 
 
 # ---------------------------------------------------------------------------

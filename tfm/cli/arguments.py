@@ -140,7 +140,8 @@ def add_train(p):
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="override any field of the recipe, found by its name in the model config "
                         "(TransformerConfig, or Seq2SeqConfig for the RNN models), DataConfig, TrainingConfig or "
-                        "DecodingConfig, e.g. --set dropout=0.2 --set warmup_steps=800 (repeatable)")
+                        "DecodingConfig, e.g. --set dropout=0.2 --set warmup_steps=800 (repeatable); vocab_size is "
+                        "the subwords to learn, as --vocab-size (the model takes the tokenizer's size)")
 
 
 def train_recipe(args):

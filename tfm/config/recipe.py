@@ -287,6 +287,10 @@ def apply_overrides(config, assignments):
 
     Values are typed by the field (`parse_overrides`); the config (every part) validates the result.
 
+    A recipe has one vocabulary setting, the subwords its tokenizer learns: `vocab_size=N` sets `subwords` (as
+    `tfm train --vocab-size N` does), since training gives the model the tokenizer's size whatever the model part
+    said. On a model config alone, `vocab_size` is the model's.
+
     Args:
         config: a config dataclass instance or a `Recipe`.
         assignments: iterable of "FIELD=VALUE" strings, or None.
@@ -297,6 +301,8 @@ def apply_overrides(config, assignments):
         >>> recipe = apply_overrides(Recipe.preset("tiny"), ["dropout=0.2", "rdrop_alpha=5", "beam_size=1"])
         >>> recipe.model.dropout, recipe.training.rdrop_alpha, recipe.decoding.beam_size
         (0.2, 5.0, 1)
+        >>> apply_overrides(Recipe.preset("tiny"), ["vocab_size=200"]).data.subwords
+        200
     """
     if not isinstance(config, Recipe):
         return dataclasses.replace(config, **parse_overrides(type(config), assignments))
@@ -305,6 +311,8 @@ def apply_overrides(config, assignments):
         name = item.split("=", 1)[0].strip() if "=" in item else None
         if name is None:
             raise ValueError(f"--set {item!r}: expected FIELD=VALUE, e.g. --set dropout=0.2")
+        if name == "vocab_size":  # the model's is the tokenizer's: what may be asked is the subwords it learns
+            name, item = "subwords", "subwords=" + item.split("=", 1)[1]
         try:
             part = config.part_of(name)
         except ValueError as error:
