@@ -70,6 +70,30 @@ def test_presets_keep_their_numbers():
     assert row_b.model.head_key_dim == 16 and row_b.training == Recipe.preset("base").training
 
 
+def test_the_output_limit_is_one_setting():
+    """§6.1's "input length + 50": the decoding's limit is the model's room (`extra_positions`), written once (the
+    parse presets' 300 in their model), followed when the room changes, never set beyond it; a run recorded
+    with other values reads as it was written (its outputs stay as they were)."""
+    assert DecodingConfig().max_extra_length is None  # the model's room, which a recipe writes in
+    for name, room in (("tiny", 50), ("parse_small", 300)):
+        for model in ("transformer", "bahdanau"):
+            assert Recipe.preset(name, model=model).decoding.max_extra_length == room
+    follows = apply_overrides(Recipe.preset("tiny"), ["extra_positions=12"])
+    assert (follows.model.extra_positions, follows.decoding.max_extra_length) == (12, 12)
+    lower = Recipe.preset("parse").replace(max_extra_length=40)  # a shorter limit than the room stays one
+    assert (lower.model.extra_positions, lower.decoding.max_extra_length) == (300, 40)
+    assert lower.replace(extra_positions=350).decoding.max_extra_length == 40
+    assert Recipe.for_model(TransformerConfig.tiny(extra_positions=4)).decoding.max_extra_length == 4
+    with pytest.raises(ValueError, match=r"max_extra_length=80 exceeds the model's extra_positions=50, .*set "
+                                         r"extra_positions=80"):
+        apply_overrides(Recipe.preset("tiny"), ["max_extra_length=80"])
+    both = Recipe.preset("tiny", extra_positions=80, max_extra_length=80)
+    assert (both.model.extra_positions, both.decoding.max_extra_length) == (80, 80)
+    record = Recipe.preset("tiny").to_record("0.1.0")
+    record["decoding"]["max_extra_length"] = 70  # a run trained before: its own values, as recorded
+    assert Recipe.from_record(record).decoding.max_extra_length == 70
+
+
 def test_set_finds_the_part_by_the_field_name():
     recipe = apply_overrides(Recipe.preset("tiny"), ["num_layers=3", "subwords=500", "warmup_steps=100",
                                                       "length_penalty=1.0", "key_dim=none", "xla=true"])

@@ -24,8 +24,16 @@ Example:
     (3, 64, 100)
 """
 
-from tfm.config.configs import Seq2SeqConfig, TransformerConfig
-from tfm.config.recipe import MODELS, Recipe, apply_overrides, config_class, model_name, upgrade_record
+from tfm.config.configs import DEFAULT_MAX_EXTRA_LENGTH, Seq2SeqConfig, TransformerConfig
+from tfm.config.recipe import (
+    MODELS,
+    Recipe,
+    apply_overrides,
+    config_class,
+    model_name,
+    output_room,
+    upgrade_record,
+)
 from tfm.config.rules import ON_TRAINED_MODEL, ConfigIO, fixed, free, parse_overrides
 from tfm.config.run_settings import DataConfig, DecodingConfig, TrainingConfig
 from tfm.config.validation import (
@@ -41,8 +49,9 @@ from tfm.config.validation import (
     validate_seed,
 )
 
-__all__ = ["MODELS", "ON_TRAINED_MODEL", "ConfigIO", "DataConfig", "DecodingConfig", "PREPROCESSORS", "Recipe",
-           "Seq2SeqConfig", "TrainingConfig", "TransformerConfig", "apply_overrides", "config_class", "fixed", "free",
-           "model_name", "parse_overrides", "upgrade_record", "validate_field_types", "validate_fraction",
-           "validate_length_penalty", "validate_number", "validate_positive_int", "validate_positive_ints",
-           "validate_positive_number", "validate_rdrop_alpha", "validate_seed"]
+__all__ = ["DEFAULT_MAX_EXTRA_LENGTH", "MODELS", "ON_TRAINED_MODEL", "ConfigIO", "DataConfig", "DecodingConfig",
+           "PREPROCESSORS", "Recipe", "Seq2SeqConfig", "TrainingConfig", "TransformerConfig", "apply_overrides",
+           "config_class", "fixed", "free", "model_name", "output_room", "parse_overrides", "upgrade_record",
+           "validate_field_types", "validate_fraction", "validate_length_penalty", "validate_number",
+           "validate_positive_int", "validate_positive_ints", "validate_positive_number", "validate_rdrop_alpha",
+           "validate_seed"]

@@ -22,6 +22,12 @@ from tfm.config.validation import (
     validate_positive_number,
 )
 
+# §6.1: "maximum output length during inference to input length + 50". The one value of that rule: a Transformer's
+# position table keeps this room beyond `max_length` (`extra_positions`), and a recipe's decoding limit
+# (`DecodingConfig.max_extra_length`) is the model's room unless set lower; a model without a position table
+# (`Seq2Seq`) decodes to its input length + this.
+DEFAULT_MAX_EXTRA_LENGTH = 50
+
 
 @dataclasses.dataclass(frozen=True)
 class TransformerConfig(ConfigIO):
@@ -44,7 +50,8 @@ class TransformerConfig(ConfigIO):
         vocab_size, share_embeddings, norm_first, positional: the embeddings, the residual blocks'
             LayerNorm placement and the positions (§3.4, §3.5, Table 3 row E).
         max_length, extra_positions: the longest source the model takes, and the positions beyond it that
-            an output may use (the position table has `max_length + extra_positions + 1` rows).
+            an output may use (the position table has `max_length + extra_positions + 1` rows): §6.1's output
+            limit, input length + `extra_positions`, which a `Recipe`'s decoding part follows.
         layer_norm_epsilon: the LayerNorms' epsilon.
 
     Each field's comment in the source says what it is, and its declaration whether a trained model may change it
@@ -81,7 +88,7 @@ class TransformerConfig(ConfigIO):
     norm_first: bool = fixed(False)  # pre-LN instead of the paper's post-LN LayerNorm(x + Sublayer(x))
     positional: str = fixed("sinusoidal")  # "sinusoidal" (§3.5) or "learned" (Table 3 row E)
     max_length: int = free(256)  # longest source the model takes (longer ones are truncated when decoding)
-    extra_positions: int = free(50)  # positions beyond max_length for outputs longer than their source (§6.1: + 50)
+    extra_positions: int = free(DEFAULT_MAX_EXTRA_LENGTH)  # room beyond max_length: outputs up to input length + it
     layer_norm_epsilon: float = fixed(1e-6)  # LayerNorm epsilon (tensor2tensor's value)
 
     PRESETS = ("tiny", "small", "base", "big", "parse", "parse_small", "m30k", "m30k_small")

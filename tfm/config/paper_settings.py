@@ -18,6 +18,9 @@ class _NotInPaper:
 
 
 NOT_IN_PAPER = _NotInPaper()  # the paper value of a setting the paper does not give
+# §6.1's one output limit, "maximum output length during inference to input length + 50": the model's room
+# (`extra_positions`) and the decoding's limit that follows it (`max_extra_length`) both compare with it.
+OUTPUT_LIMIT = ("§6.1", 50, 50)
 
 # The paper's values (the reference) ---------------------------------------------------------------
 # Field of the base / big Recipe (any part; `Recipe.part_of` finds it) -> (section, base, big). head_key_dim /
@@ -40,7 +43,7 @@ PAPER_MODEL = {
     "norm_first": ("§3.1", False, False),  # LayerNorm(x + Sublayer(x)): post-LN
     "positional": ("§3.5, Table 3 (E)", "sinusoidal", "sinusoidal"),
     "max_length": ("§5.1", NOT_IN_PAPER, NOT_IN_PAPER),
-    "extra_positions": ("§6.1", 50, 50),  # room for "input length + 50" outputs
+    "extra_positions": OUTPUT_LIMIT,  # room for "input length + 50" outputs
     "warmup_steps": ("§5.3, eq. 3", 4000, 4000),
     "learning_rate_scale": ("§5.3, eq. 3", 1.0, 1.0),  # eq. 3 as written, no extra factor
     "adam_beta_1": ("§5.3", 0.9, 0.9),
@@ -50,7 +53,7 @@ PAPER_MODEL = {
     "tokens_per_batch": ("§5.1", 25000, 25000),  # "approximately 25000 source tokens and 25000 target tokens"
     "beam_size": ("§6.1", 4, 4),
     "length_penalty": ("§6.1", 0.6, 0.6),  # alpha
-    "max_extra_length": ("§6.1", 50, 50),  # "maximum output length during inference to input length + 50"
+    "max_extra_length": OUTPUT_LIMIT,  # the decoding's limit: the model's room unless set lower
     "checkpoints_to_average": ("§6.1", 5, 20),  # "averaging the last 5 checkpoints" / "the last 20"
     "preprocess": ("§5.1", NOT_IN_PAPER, NOT_IN_PAPER),
     "subwords": ("§5.1", 37000, 37000),
@@ -156,7 +159,7 @@ NOTES = {
     ("model", "vocab_size"): "EN-DE; \"about\" 37000. EN-FR used a 32000 word-piece vocabulary.",
     ("model", "max_length"): "Longest source the model takes (positions). The paper gives no limit.",
     ("model", "extra_positions"): "The model's positions beyond `max_length`, for outputs longer than their "
-                                  "source: room for §6.1's output limit (`max_extra_length`).",
+                                  "source: §6.1's output limit, which the decoding's `max_extra_length` follows.",
     ("model", "max_pair_length"): "Training drops longer pairs. The paper gives no limit.",
     ("model", "subwords"): "The subwords the tokenizer learns; the model's `vocab_size` is then the tokenizer's.",
     ("model", "learning_rate_scale"): "A factor on eq. 3 for the small recipes (m30k); 1.0 is eq. 3 as written.",

@@ -15,7 +15,7 @@ No TensorFlow here.
 import dataclasses
 import difflib
 
-from tfm.config.configs import Seq2SeqConfig, TransformerConfig
+from tfm.config.configs import DEFAULT_MAX_EXTRA_LENGTH, Seq2SeqConfig, TransformerConfig
 from tfm.config.rules import parse_overrides
 from tfm.config.run_settings import DataConfig, DecodingConfig, TrainingConfig
 
@@ -54,7 +54,20 @@ def config_class(model="transformer"):
     return TransformerConfig if model == "transformer" else Seq2SeqConfig
 
 
-# The parts of each Transformer preset besides the model's (the model part is `TransformerConfig.<name>()`).
+def output_room(config):
+    """How far beyond its input length a model's output may run (§6.1: input length + 50): a Transformer's
+    `extra_positions` (its position table's room beyond `max_length`), else `DEFAULT_MAX_EXTRA_LENGTH` (a model
+    without a position table). A `Recipe`'s decoding limit is this unless set lower.
+
+    Example:
+        >>> output_room(TransformerConfig.parse()), output_room(Seq2SeqConfig.tiny())
+        (300, 50)
+    """
+    return getattr(config, "extra_positions", DEFAULT_MAX_EXTRA_LENGTH)
+
+
+# The parts of each Transformer preset besides the model's (the model part is `TransformerConfig.<name>()`, whose
+# `extra_positions` is also the decoding's output limit: the parse presets' input length + 300).
 _M30K_RATE = round(0.005 * (128 * 2000) ** 0.5, 4)  # Wu et al.'s peak rate 0.005 after 2000 steps, as eq. 3's factor
 # The presets named for a corpus train on it: the m30k ones on Multi30k (its default direction, English -> German;
 # no languages named, so `--dataset` can swap in a corpus without them), the parse ones on NLTK's Penn Treebank
@@ -68,10 +81,9 @@ _PRESET_PARTS = {
     "base": (dict(subwords=37000, max_pair_length=256), {}, {}),
     "big": (dict(subwords=37000, max_pair_length=256), {}, dict(checkpoints_to_average=20)),
     "parse": (dict(dataset=_PARSE_DATASET, subwords=16000, max_pair_length=256), {},
-              dict(beam_size=21, length_penalty=0.3, max_extra_length=300)),
+              dict(beam_size=21, length_penalty=0.3)),
     "parse_small": (dict(dataset=_PARSE_DATASET, subwords=2000, max_pair_length=256),
-                    dict(tokens_per_batch=2048, warmup_steps=500),
-                    dict(beam_size=21, length_penalty=0.3, max_extra_length=300)),
+                    dict(tokens_per_batch=2048, warmup_steps=500), dict(beam_size=21, length_penalty=0.3)),
     "m30k": (dict(**_M30K_DATA, subwords=10000, max_pair_length=128, preprocess="moses_lc"),
              dict(warmup_steps=2000, learning_rate_scale=_M30K_RATE, tokens_per_batch=4096),
              dict(beam_size=5, length_penalty=1.0, checkpoints_to_average=10)),
@@ -96,6 +108,11 @@ class Recipe:
     Checked on creation beside each part's own rules: the Transformer takes pairs no longer than its
     `max_length`, and a batch holds the longest pair.
 
+    The output limit (§6.1: input length + 50) is one setting: the decoding's `max_extra_length` is the model's
+    room (`output_room`: a Transformer's `extra_positions`), written in where the decoding part leaves it None,
+    and it follows a change of that room unless set apart; a limit beyond the room is refused by `replace`
+    (`--set extra_positions=N` raises both).
+
     Args:
         model: `TransformerConfig` or `Seq2SeqConfig`.
         data: `DataConfig`. training: `TrainingConfig`. decoding: `DecodingConfig`.
@@ -113,6 +130,9 @@ class Recipe:
         Traceback (most recent call last):
         ...
         ValueError: max_pair_length=128 exceeds the model's max_length=64; raise both (--max-length sets both)
+        >>> parse = Recipe.preset("parse").replace(extra_positions=400)   # the output limit follows the room
+        >>> parse.model.extra_positions, parse.decoding.max_extra_length
+        (400, 400)
     """
 
     model: TransformerConfig | Seq2SeqConfig
@@ -134,6 +154,9 @@ class Recipe:
         if self.training.tokens_per_batch < pairs:
             raise ValueError(f"tokens_per_batch={self.training.tokens_per_batch} is smaller than max_pair_length="
                              f"{pairs}: the longest pairs would not fit in a batch")
+        if self.decoding.max_extra_length is None:  # the output limit is the model's room (§6.1)
+            object.__setattr__(self, "decoding", dataclasses.replace(self.decoding,
+                                                                     max_extra_length=output_room(self.model)))
 
     @property
     def model_name(self):
@@ -169,6 +192,7 @@ class Recipe:
         config_class(model)  # a known model name
         data, training, decoding = _PRESET_PARTS[name]
         transformer = TransformerConfig.preset(name)
+        decoding = {**decoding, "max_extra_length": transformer.extra_positions}  # a baseline's limit too
         if model == "transformer":
             recipe = cls(transformer, DataConfig(**data), TrainingConfig(**training), DecodingConfig(**decoding))
         else:
@@ -185,17 +209,20 @@ class Recipe:
     @classmethod
     def for_model(cls, config):
         """A recipe for a model config alone: the `tiny` recipe's other parts (CPU-sized), learning
-        `config.vocab_size` subwords, pairs up to the model's `max_length` (the tiny recipe's 64 at most).
+        `config.vocab_size` subwords, pairs up to the model's `max_length` (the tiny recipe's 64 at most), outputs up
+        to the model's room (`output_room`).
 
         Example:
-            >>> recipe = Recipe.for_model(TransformerConfig.tiny(num_layers=1, vocab_size=60))
+            >>> recipe = Recipe.for_model(TransformerConfig.tiny(num_layers=1, vocab_size=60, extra_positions=8))
             >>> recipe.data.subwords, recipe.training.tokens_per_batch, recipe.model.num_layers
             (60, 2048, 1)
+            >>> recipe.decoding.max_extra_length
+            8
         """
         tiny = cls.preset("tiny", model=model_name(config))
         pairs = min(tiny.data.max_pair_length, getattr(config, "max_length", tiny.data.max_pair_length))
         data = dataclasses.replace(tiny.data, subwords=config.vocab_size, max_pair_length=pairs)
-        return cls(config, data, tiny.training, tiny.decoding)
+        return cls(config, data, tiny.training, dataclasses.replace(tiny.decoding, max_extra_length=None))
 
     def part_of(self, field):
         """The name of the part ("model", "data", "training" or "decoding") that holds `field`.
@@ -223,17 +250,34 @@ class Recipe:
         Args:
             **fields: field name -> value, of any part (`model=`, `data=`, ... replace a whole part).
 
+        The decoding's output limit follows a change of the model's room (`extra_positions`) when it was that room
+        and is not given; a `max_extra_length` beyond the room is refused (outputs that long would be cut).
+
         Example:
             >>> recipe = Recipe.preset("tiny").replace(num_layers=1, warmup_steps=100, beam_size=1)
             >>> recipe.model.num_layers, recipe.training.warmup_steps, recipe.decoding.beam_size
             (1, 100, 1)
+            >>> Recipe.preset("tiny").replace(max_extra_length=80)
+            Traceback (most recent call last):
+            ...
+            ValueError: max_extra_length=80 exceeds the model's extra_positions=50, the room its position table ...
         """
         changes = {part: fields.pop(part) for part in PARTS if part in fields}
+        limit_given = "decoding" in changes or "max_extra_length" in fields
         per_part = {}
         for name, value in fields.items():
             per_part.setdefault(self.part_of(name), {})[name] = value
         for part, values in per_part.items():
             changes[part] = dataclasses.replace(changes.get(part, getattr(self, part)), **values)
+        model = changes.get("model", self.model)
+        room = output_room(model)
+        if not limit_given and self.decoding.max_extra_length == output_room(self.model) != room:
+            changes["decoding"] = dataclasses.replace(changes.get("decoding", self.decoding), max_extra_length=None)
+        limit = fields.get("max_extra_length")
+        if isinstance(model, TransformerConfig) and limit is not None and limit > room:
+            raise ValueError(f"max_extra_length={limit} exceeds the model's extra_positions={room}, the room its "
+                             f"position table keeps beyond max_length (outputs would be cut there); set "
+                             f"extra_positions={limit}, which the output limit follows")
         return dataclasses.replace(self, **changes)
 
     def to_dict(self):

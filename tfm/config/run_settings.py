@@ -154,12 +154,13 @@ class DecodingConfig(ConfigIO):
     Args:
         beam_size: int. Hypotheses kept per sentence (1 = greedy).
         length_penalty: float. GNMT's α in `((5 + |Y|) / 6)^α`, in [0, 10].
-        max_extra_length: int >= 0. Outputs stop at input length + this.
+        max_extra_length: int >= 0 or None. Outputs stop at input length + this; None = the model's room (a
+            Transformer's `extra_positions`, else `DEFAULT_MAX_EXTRA_LENGTH`, 50: §6.1), which a `Recipe` writes in.
         checkpoints_to_average: int. The last N epoch checkpoints `tfm average` averages (base 5, big 20).
 
     Example:
-        >>> DecodingConfig().beam_size, DecodingConfig().length_penalty
-        (4, 0.6)
+        >>> DecodingConfig().beam_size, DecodingConfig().length_penalty, DecodingConfig().max_extra_length
+        (4, 0.6, None)
         >>> DecodingConfig(max_extra_length=-1)
         Traceback (most recent call last):
         ...
@@ -168,12 +169,12 @@ class DecodingConfig(ConfigIO):
 
     beam_size: int = 4  # §6.1
     length_penalty: float = 0.6  # alpha (§6.1)
-    max_extra_length: int = 50  # decode up to input length + 50 (§6.1)
+    max_extra_length: int | None = None  # decode up to input length + this; None = the model's room (§6.1: + 50)
     checkpoints_to_average: int = 5  # last 5 (base) or 20 (big) checkpoints (§6.1)
 
     def __post_init__(self):
         validate_field_types(self)
         validate_positive_ints(self, ("beam_size", "checkpoints_to_average"))
-        if not 0 <= self.max_extra_length <= INT32_MAX:
+        if self.max_extra_length is not None and not 0 <= self.max_extra_length <= INT32_MAX:
             raise ValueError(f"max_extra_length={self.max_extra_length!r} must be an int >= 0")
         validate_length_penalty(self.length_penalty)

@@ -31,8 +31,7 @@ from tfm._lazy import lazy_attributes as _lazy_attributes
 # Public name -> the module that defines it, imported on first use (PEP 562): `tfm.decoding.input_rule`
 # (what CTranslate2Translator reads) starts no TensorFlow.
 _EXPORTS = {
-    **dict.fromkeys(("DEFAULT_MAX_EXTRA_LENGTH", "Decodable", "ModelDecodable", "as_decodable"),
-                    "tfm.decoding.model_adapter"),
+    **dict.fromkeys(("Decodable", "ModelDecodable", "as_decodable"), "tfm.decoding.model_adapter"),
     "Constraint": "tfm.decoding.constraints",
     **dict.fromkeys(("NEG_INF", "SearchResult", "length_penalty", "validate_beam_size"), "tfm.decoding.search_steps"),
     "beam_search": "tfm.decoding.beam",

@@ -17,10 +17,10 @@ copies `cache` once per hypothesis and reorders its rows with the hypotheses, wh
 
 import tensorflow as tf
 
+from tfm.config.configs import DEFAULT_MAX_EXTRA_LENGTH
+from tfm.config.recipe import output_room
 from tfm.models.decoding_state import DecodingState
 from tfm.special_tokens import PAD_ID
-
-DEFAULT_MAX_EXTRA_LENGTH = 50  # §6.1: input length + 50
 
 
 class Decodable:
@@ -97,8 +97,9 @@ class ModelDecodable(Decodable):
     """The search's view of a model with the decoding interface: `Transformer`, `Seq2Seq`.
 
     Args:
-        model: has `config` (`vocab_size`; a Transformer's `extra_positions`, the default output limit), `encode(source_ids, training, max_length)
-            -> DecodingState`, `decode_step(token_ids, index, state) -> (logits, state)`,
+        model: has `config` (`vocab_size`; its `tfm.config.output_room` is the default output limit),
+            `encode(source_ids, training, max_length) -> DecodingState`, `decode_step(token_ids, index, state) ->
+            (logits, state)`,
             `attention_weights(source_ids, target_ids)`, and may have `max_source_length` /
             `max_decode_steps` (None or absent: no limit).
 
@@ -126,7 +127,7 @@ class ModelDecodable(Decodable):
         self.vocab_size = int(config.vocab_size)
         self.max_source_length = getattr(model, "max_source_length", None)
         self.max_steps = getattr(model, "max_decode_steps", None)
-        self.default_max_extra_length = int(getattr(config, "extra_positions", DEFAULT_MAX_EXTRA_LENGTH))
+        self.default_max_extra_length = int(output_room(config))
 
     def start(self, source_ids, max_steps=None, use_cache=True):
         if not use_cache:

@@ -51,8 +51,8 @@ def resolve_model(run_or_model, tokenizer=None, checkpoint=None):
         >>> sources, targets = number_words_pairs("train", max_number=2000)
         >>> tokenizer = train_tokenizer(sources + targets, vocab_size=70)
         >>> model = tfm.Transformer.from_preset("tiny", vocab_size=70, num_layers=1)
-        >>> resolve_model((model, tokenizer))[2:]   # no run: no source, the paper's decoding
-        ({}, DecodingConfig(beam_size=4, length_penalty=0.6, max_extra_length=50, checkpoints_to_average=5))
+        >>> resolve_model((model, tokenizer))[2:]   # no run: no source, the paper's decoding (limit: the model's room)
+        ({}, DecodingConfig(beam_size=4, length_penalty=0.6, max_extra_length=None, checkpoints_to_average=5))
         >>> resolve_model(model)
         Traceback (most recent call last):
         ValueError: the export needs a tokenizer: pass (model, tokenizer), tokenizer=..., or a run folder
