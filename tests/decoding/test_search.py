@@ -175,12 +175,25 @@ def test_output_limit_is_source_length_plus_extra():
         assert START_ID not in result.sequences
 
 
+class NeverEndingTransformer(decoding.ModelDecodable):
+    """The module's Transformer with END never chosen: every output runs to the limit the search sets."""
+
+    def step(self, sequences, index, state, use_cache=True):
+        logits, state = super().step(sequences, index, state, use_cache)
+        return logits - 1e9 * tf.one_hot(END_ID, self.vocab_size), state  # (N, V)
+
+
 def test_transformer_limit_clamped_to_positions(transformer):
-    long = np.full((1, 40), 5, np.int32)  # longer than max_length=16: truncated
-    result = _numpy(decoding.greedy_search(transformer, long))
+    """A limit asked beyond the model's room is cut to its position table (`max_length + extra_positions + 1`
+    rows: the one clamp, in `search_steps`); by a model that never ends, so the output reaches it."""
+    never_ends = NeverEndingTransformer(transformer)
     config = transformer.config
-    assert result.sequences.shape[1] <= config.max_length + config.extra_positions + 1
-    assert result.lengths[0] <= config.max_length + config.extra_positions
+    long = np.full((1, 40), 5, np.int32)  # longer than max_length=16: truncated to 16
+    for result in (decoding.greedy_search(never_ends, long, max_extra_length=30),
+                   decoding.beam_search(never_ends, long, beam_size=2, max_extra_length=30)):
+        result = _numpy(result)
+        assert result.sequences.shape[1] == config.max_length + config.extra_positions + 1  # 23, not 16 + 30 + 1
+        assert result.lengths[0] == config.max_length + config.extra_positions  # 22 tokens, then END forced
 
 
 def _graph(fn, **kwargs):
