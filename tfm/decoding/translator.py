@@ -157,13 +157,11 @@ class Translator:
             translator(["A dog runs in the snow."])
         """
         from tfm import runs
-        from tfm.config import Recipe, TransformerConfig
-        from tfm.models.seq2seq import Seq2Seq
-        from tfm.models.transformer import Transformer
+        from tfm.config import Recipe
+        from tfm.models.families import model_class
 
         recipe = Recipe.from_record(runs.read_run_config(run_dir))
-        model_class = Transformer if isinstance(recipe.model, TransformerConfig) else Seq2Seq
-        model = model_class.from_preset(run_dir, checkpoint=checkpoint)
+        model = model_class(recipe.model).from_preset(run_dir, checkpoint=checkpoint)
         tokenizer = runs.load_tokenizer(run_dir, recipe.model)
         decoding = recipe.decoding
         return cls(model, tokenizer, beam_size=decoding.beam_size if beam_size is None else beam_size,

@@ -3,6 +3,7 @@
     transformer.py   `Transformer` (§3, Figure 1)
     seq2seq.py       `Seq2Seq`: Sutskever's, Bahdanau's and Luong's RNN encoder-decoders
     presets.py       `from_preset(name | config | run folder, **overrides)`, shared by both
+    families.py      `model_class(config)`: which class builds a config, the one place the family is chosen
     decoding_state.py  `DecodingState`: what `encode` returns and `decode_step` carries, for both models
     quantization.py  `quantized_copy(model, "int8")`: int8 Dense kernels for serving
 
@@ -24,8 +25,10 @@ _LAZY = {
     "Seq2Seq": "tfm.models.seq2seq",
     "DecodingState": "tfm.models.decoding_state",
     "quantized_copy": "tfm.models.quantization",
+    "MODEL_CLASSES": "tfm.models.families",
+    "model_class": "tfm.models.families",
 }
-_SUBMODULES = ("decoding_state", "presets", "quantization", "seq2seq", "transformer")
+_SUBMODULES = ("decoding_state", "families", "presets", "quantization", "seq2seq", "transformer")
 
 __all__ = sorted(_LAZY)
 

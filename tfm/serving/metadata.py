@@ -61,14 +61,13 @@ def resolve_model(run_or_model, tokenizer=None, checkpoint=None):
         if tokenizer is not None:
             raise ValueError("tokenizer= is for a bare model: a run folder exports with its own tokenizer")
         from tfm import runs
-        from tfm.config import Recipe, TransformerConfig
-        from tfm.models import Seq2Seq, Transformer
+        from tfm.config import Recipe
+        from tfm.models.families import model_class
 
         run_dir = os.fspath(run_or_model)
         recipe = Recipe.from_record(runs.read_run_config(run_dir))
         weights = runs.weights_path(run_dir, checkpoint or "auto")
-        model = (Transformer if isinstance(recipe.model, TransformerConfig) else Seq2Seq).from_preset(
-            run_dir, checkpoint=weights)
+        model = model_class(recipe.model).from_preset(run_dir, checkpoint=weights)
         return model, runs.load_tokenizer(run_dir, recipe.model), {"run": run_dir, "checkpoint": weights}, \
             recipe.decoding
     if checkpoint is not None:

@@ -16,9 +16,8 @@ import keras
 import numpy as np
 
 from tfm import runs
-from tfm.config import Recipe, TransformerConfig
-from tfm.models.seq2seq import Seq2Seq
-from tfm.models.transformer import Transformer
+from tfm.config import Recipe
+from tfm.models.families import model_class
 
 logger = logging.getLogger("tfm.training.averaging")
 
@@ -60,7 +59,7 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
         >>> os.makedirs(os.path.join(run, runs.CHECKPOINT_DIR))
         >>> for epoch in (1, 2, 3):
         ...     path = os.path.join(run, runs.CHECKPOINT_DIR, f"epoch_{epoch:03d}.weights.h5")
-        ...     _ = runs.save_weights(Transformer.from_preset(recipe.model), path)
+        ...     _ = runs.save_weights(model_class(recipe.model).from_preset(recipe.model), path)
         >>> os.path.basename(average_checkpoints(run, last=2))     # what from_preset(run) then prefers
         'averaged.weights.h5'
         >>> import json
@@ -108,7 +107,7 @@ def average_checkpoints(run_dir, last=None, output=None, epochs=None):
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy("float32")  # files hold float32 weights, whatever the session's policy
     try:
-        model = (Transformer if isinstance(recipe.model, TransformerConfig) else Seq2Seq).from_preset(recipe.model)
+        model = model_class(recipe.model).from_preset(recipe.model)
     finally:
         keras.config.set_dtype_policy(previous)
     total = None
