@@ -1,4 +1,5 @@
-"""Reference solutions, notebook 04. Check: `tfm.exercises.check_scaled_dot_product_attention(scaled_dot_product_attention)`,
+"""Reference solutions, notebook 04. Check:
+`tfm.exercises.check_scaled_dot_product_attention(scaled_dot_product_attention)`,
 `check_split_heads(split_heads)` and `check_merge_heads(merge_heads)`."""
 
 import numpy as np
