@@ -139,6 +139,83 @@ def test_make_course_writes_the_data_only_from_notebook_08s_multi30k_run(tmp_pat
                       "--data-dir", "/data"]]
 
 
+# --- What the tool refuses (issue 56) -----------------------------------------------------------------------------
+
+def _run_tool(*argv):
+    """The tool as a command: `(exit status, stdout, stderr)`."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}  # its own quiet import is tested
+    done = subprocess.run([sys.executable, str(ROOT / "tools" / "attention_explorer.py"), *argv], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_path_that_is_no_run_gets_one_line_and_status_2(tmp_path):
+    """A missing path, a plain file, a folder without config.json, a folder whose config.json is not a run's: one
+    line on stderr that names the path and the problem, exit status 2, no traceback, nothing written."""
+    (tmp_path / "afile.txt").write_text("not a run\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "config.json").write_text('{"name": "a web project"}\n')
+    output = tmp_path / "data.js"
+    cases = {"missing": "does not exist", "afile.txt": "is a file, not a folder", "empty": "is not a tfm run folder",
+             "project": "config.json"}
+    for name, problem in cases.items():
+        status, out, err = _run_tool(str(tmp_path / name), "--output", str(output))
+        lines = err.strip().splitlines()
+        assert status == 2 and out == "", (name, status, out, err[-2000:])
+        assert len(lines) == 1 and lines[0].startswith("attention_explorer.py: error: "), (name, err[-2000:])
+        assert str(tmp_path / name) in lines[0] and problem in lines[0], (name, lines[0])
+    assert not output.exists()
+
+
+def test_a_run_of_another_corpus_is_refused_before_anything_is_written(finished_run, tmp_path, monkeypatch, capsys):
+    """A run of the numbers task would put number words under notes written for Multi30k: refused, in one line and
+    with status 2, before the model is loaded, whether the tool writes the page's own file (the default, here
+    redirected to a temporary one) or another file with the default (Multi30k) sentences."""
+    from tfm.decoding import Translator
+
+    page_file = tmp_path / "docs" / "explorer" / "attention_data.js"
+    monkeypatch.setattr(explorer, "OUTPUT", page_file)
+    loaded = []
+    monkeypatch.setattr(Translator, "from_run", classmethod(lambda cls, *a, **k: loaded.append(a) or 1 / 0))
+    for argv in ([finished_run], [finished_run, "--sentence", "five"],
+                 [finished_run, "--output", str(tmp_path / "other.js")]):
+        assert explorer.main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "was trained on numbers" in err[0] and "multi30k (en -> de)" in err[0], err
+    assert loaded == [] and not page_file.exists() and not (tmp_path / "other.js").exists()
+    assert not page_file.parent.exists()
+
+
+def test_only_a_multi30k_english_to_german_run_may_write_the_pages_file(finished_run, tmp_path):
+    """What the notes describe is a corpus and a direction: Multi30k English -> German, whether the run's config
+    names the languages or leaves them to the corpus' default. Another direction is refused like another corpus."""
+    import json
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    record = json.loads((run / "config.json").read_text(encoding="utf-8"))
+
+    def with_data(**data):
+        (run / "config.json").write_text(json.dumps({**record, "data": {**record["data"], **data}}), encoding="utf-8")
+        return run
+
+    assert explorer.check_run(with_data(dataset="multi30k", source_lang=None, target_lang=None)).data.dataset == \
+        "multi30k"
+    assert explorer.check_run(with_data(dataset="multi30k", source_lang="en", target_lang="de"))
+    with pytest.raises(explorer.Refused, match=r"trained on multi30k \(en -> fr\)"):
+        explorer.check_run(with_data(dataset="multi30k", source_lang="en", target_lang="fr"))
+    with pytest.raises(explorer.Refused, match=r"trained on multi30k \(de -> en\)"):
+        explorer.check_run(with_data(dataset="multi30k", source_lang="de", target_lang=None))
+    # Any run may be looked at in another file, with sentences of its own.
+    assert explorer.check_run(with_data(dataset="numbers"), tmp_path / "other.js", ["five"]).data.dataset == "numbers"
+
+
 # --- The committed data -------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,8 @@ the disk (file://) may load a script beside it but not fetch() a JSON file. Its 
                     "beam_size": 4, "alpha": 0.6, "preprocess": "moses_lc", "date": "2026-11-28",
                     "tfm_version": "0.1.0"},
      "layers": {"encoder": 3, "decoder": 3}, "heads": 4,
-     "sentences": [{"index": 42, "why": "...", "why_ko": "...", "source": "People sit inside a train.", "prepared": "...",
-                    "reference": "...", "translation": "...",
+     "sentences": [{"index": 42, "why": "...", "why_ko": "...", "source": "People sit inside a train.",
+                    "prepared": "...", "reference": "...", "translation": "...",
                     "tokens": {"source": [...], "output": [..., "[END]"], "decoder_input": ["[START]", ...]},
                     "attention": {"encoder_self_attention": [layer][head][query][key],    # source x source
                                   "decoder_self_attention": [layer][head][query][key],    # output x decoder_input
@@ -35,6 +35,12 @@ run is named by its folder's name only, and the tool refuses to write a file tha
 The default sentences are `DEFAULT_SENTENCES`: ten of Multi30k's test split (`test_2016_flickr`), chosen by
 index for variety, each with the reason it is there. tools/make_course.py runs this tool after notebook 08
 when the notebook's run folder exists.
+
+The tool refuses, in one line on stderr and with exit status 2, before it loads a model or writes anything: a
+path that is missing, a file, or a folder that is not a tfm run; and a run whose corpus or direction the page's
+notes do not describe (they describe Multi30k, English into German: `DESCRIBED`) when it would write the page's
+own file or translate the default (Multi30k) sentences. Any run may be looked at with `--sentence ... --output
+ELSEWHERE`.
 """
 
 import argparse
@@ -54,6 +60,8 @@ DECIMALS = 4
 KINDS = ("encoder_self_attention", "decoder_self_attention", "cross_attention")
 MAX_BYTES = 1_500_000  # the budget of the whole file
 SOURCE_LANG, TARGET_LANG = "en", "de"
+# The corpus and direction the page's notes (docs/explorer.md, docs/ko/explorer.md) and DEFAULT_SENTENCES are about.
+DESCRIBED = ("multi30k", SOURCE_LANG, TARGET_LANG)
 
 # (index in Multi30k's test split, why it is here, the same in Korean for docs/ko/explorer.md). The reasons are the
 # sentences' own (length, word order, rare words); "gets wrong" was checked on the run the committed data comes from
@@ -206,8 +214,8 @@ def run_recipe(run_dir):
 def preset_name(model_config):
     """The name of the preset whose model is `model_config`, or None.
 
-    Compared on what a weight means (the architecture and vocabulary): the fields the config class lists in
-    `RECIPE_FIELDS` (dropout, the maximum lengths) may differ.
+    Compared on what a weight means, the config's `architecture()`: the fields a trained model may change (`free`:
+    dropout, the lengths it takes) may differ.
 
     Example:
         >>> import dataclasses
@@ -216,16 +224,9 @@ def preset_name(model_config):
         ...     dataclasses.replace(TransformerConfig.m30k_small(), num_heads=8))
         ('m30k_small', None)
     """
-    import dataclasses
-
     cls = type(model_config)
-    ignored = set(getattr(cls, "RECIPE_FIELDS", ()))
-
-    def meaning(config):
-        return {k: v for k, v in dataclasses.asdict(config).items() if k not in ignored}
-
     for name in getattr(cls, "PRESETS", ()):
-        if meaning(getattr(cls, name)()) == meaning(model_config):
+        if getattr(cls, name)().architecture() == model_config.architecture():
             return name
     return None
 
@@ -287,6 +288,68 @@ def prepare(sentences, preprocess, lang=SOURCE_LANG):
 
     texts = prepare_text([item["source"] for item in sentences], lang, preprocess)
     return [{**item, "prepared": text} for item, text in zip(sentences, texts)]
+
+
+# --- What the tool refuses ---------------------------------------------------------------------------------
+
+class Refused(ValueError):
+    """The tool's arguments name no run it can show: one line says why (`main` prints it and exits with 2)."""
+
+
+def direction(data_config):
+    """`(dataset, source language, target language)` of a run's `DataConfig`, its corpus' default direction filled
+    in for Multi30k (None = English into German, as `tfm.data.load_dataset` reads it); None where the corpus has none.
+
+    Example:
+        >>> from tfm.config import DataConfig
+        >>> direction(DataConfig(dataset="multi30k")), direction(DataConfig(dataset="multi30k", target_lang="fr"))
+        (('multi30k', 'en', 'de'), ('multi30k', 'en', 'fr'))
+        >>> direction(DataConfig(dataset="numbers"))
+        ('numbers', None, None)
+    """
+    source, target = data_config.source_lang, data_config.target_lang
+    if data_config.dataset == "multi30k":
+        source = source or ("de" if target == "en" else "en")
+        target = target or ("en" if source == "de" else "de")
+    return data_config.dataset, source, target
+
+
+def check_run(run_dir, output=OUTPUT, sentences=None):
+    """The run's recipe, or `Refused` naming the problem: `run_dir` missing, a file, or not a tfm run folder (or its
+    config.json damaged); or a run whose corpus or direction is not `DESCRIBED` while `output` is the page's own
+    file or no `sentences` are given (the default ones are Multi30k's English test sentences). Reads config.json
+    only: no model is built and nothing is written.
+
+    Example:
+        >>> check_run("no/such/run")
+        Traceback (most recent call last):
+        attention_explorer.Refused: run folder 'no/such/run' does not exist (make one with tfm train)
+    """
+    import tfm.runs.files
+
+    try:
+        # The folder first, without TensorFlow (which reading a run's config.json imports): an answer in a moment.
+        tfm.runs.files.validate_output_path(run_dir, "run folder")
+        if not os.path.exists(run_dir):
+            raise FileNotFoundError(f"run folder {run_dir!r} does not exist (make one with tfm train)")
+        if not os.path.isfile(os.path.join(run_dir, tfm.runs.files.CONFIG_FILE)):
+            raise FileNotFoundError(f"{run_dir!r} is not a tfm run folder: {tfm.runs.files.CONFIG_FILE} not found "
+                                    "(make one with tfm train)")
+        quiet_tensorflow_import()
+        recipe = run_recipe(run_dir)
+    except (FileNotFoundError, NotADirectoryError, ValueError) as error:
+        raise Refused(" ".join(str(error).split())) from None
+    found = direction(recipe.data)
+    page_file = pathlib.Path(output).resolve() == OUTPUT.resolve()
+    if found != DESCRIBED and (page_file or not sentences):
+        dataset, source, target = found
+        languages = f" ({source} -> {target})" if source or target else ""
+        why = ("the explorer page's notes describe" if page_file
+               else "the default sentences are English ones of")
+        raise Refused(f"{os.path.basename(os.path.normpath(run_dir))!r} was trained on {dataset}{languages}, but {why} "
+                      f"{DESCRIBED[0]} ({DESCRIBED[1]} -> {DESCRIBED[2]}): give a run of notebook 08's recipe, or "
+                      "look at this one with --sentence TEXT --output ANOTHER_FILE")
+    return recipe
 
 
 # --- The file -------------------------------------------------------------------------------------------
@@ -368,24 +431,54 @@ def write(data, path=OUTPUT, max_bytes=MAX_BYTES, forbidden=()):
 
 def build(run_dir, output=OUTPUT, sentences=None, data_dir=None, decimals=DECIMALS, checkpoint="auto"):
     """Loads the run (`checkpoint` as `Translator.from_run` takes it; "auto": its averaged weights when it has
-    them, else its latest epoch's), translates the
-    sentences (default: `DEFAULT_SENTENCES` of Multi30k's test split) and writes the data file. Returns the data.
+    them, else its latest epoch's), translates the sentences (default: `DEFAULT_SENTENCES` of Multi30k's test
+    split) and writes the data file. Returns the data. Raises `Refused` (`check_run`'s, or the default sentences
+    not in the data cache) before it loads the model.
 
     Example:
         build("runs/08_multi30k_d256")                                    # -> docs/explorer/attention_data.js
         build("runs/numbers", "/tmp/data.js", ["two hundred"], checkpoint="latest")
     """
+    data_config = check_run(run_dir, output, sentences).data
+    run_dir = os.path.abspath(run_dir)
+    if sentences:
+        chosen = [{"source": s} for s in sentences]
+    else:
+        try:
+            chosen = default_sentences(data_dir)
+        except FileNotFoundError as error:
+            raise Refused(" ".join(str(error).split())) from None
+
     from tfm.decoding import Translator
 
-    run_dir = os.path.abspath(run_dir)
-    data_config = run_recipe(run_dir).data
     translator = Translator.from_run(run_dir, checkpoint=checkpoint)
-    chosen = [{"source": s} for s in sentences] if sentences else default_sentences(data_dir)
-    data = explorer_data(translator, prepare(chosen, data_config.preprocess, data_config.source_lang), provenance(run_dir, translator, checkpoint),
-                         decimals)
+    data = explorer_data(translator, prepare(chosen, data_config.preprocess, data_config.source_lang),
+                         provenance(run_dir, translator, checkpoint), decimals)
     forbidden = {run_dir, str(ROOT), os.path.expanduser("~") if os.path.expanduser("~") != "/" else ""}
     write(data, output, forbidden=forbidden)
     return data
+
+
+def quiet_tensorflow_import():
+    """Imports TensorFlow with its C++ start-up lines (absl's, oneDNN's, CUDA's) kept off stderr, so that a refusal is
+    the one line there: TensorFlow 2.21 prints them before it reads `TF_CPP_MIN_LOG_LEVEL`, so stderr's file
+    descriptor points at /dev/null for the import only. `TF_CPP_MIN_LOG_LEVEL=0` keeps them."""
+    import importlib
+
+    if "tensorflow" in sys.modules or os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
+        return
+    try:
+        sys.stderr.flush()
+        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except (OSError, ValueError):  # no real file descriptor 2
+        return
+    try:
+        os.dup2(devnull, 2)
+        importlib.import_module("tensorflow")
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def main(argv=None):
@@ -402,11 +495,16 @@ def main(argv=None):
     args = parser.parse_args(argv)
     os.environ.setdefault("KERAS_BACKEND", "tensorflow")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    data = build(args.run, args.output, args.sentence, args.data_dir, args.decimals, args.checkpoint)
+    try:
+        data = build(args.run, args.output, args.sentence, args.data_dir, args.decimals, args.checkpoint)
+    except Refused as error:
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
     size = pathlib.Path(args.output).stat().st_size
-    where = os.path.relpath(args.output, ROOT) if pathlib.Path(args.output).resolve().is_relative_to(ROOT) else args.output
-    print(f"{where}: {len(data['sentences'])} sentences, {data['layers']['encoder']}+{data['layers']['decoder']} layers "
-          f"x {data['heads']} heads, {size / 1e3:,.0f} kB")
+    inside = pathlib.Path(args.output).resolve().is_relative_to(ROOT)
+    where = os.path.relpath(args.output, ROOT) if inside else args.output
+    print(f"{where}: {len(data['sentences'])} sentences, {data['layers']['encoder']}+{data['layers']['decoder']} "
+          f"layers x {data['heads']} heads, {size / 1e3:,.0f} kB")
     for item in data["sentences"]:
         print(f"  [{item.get('index', '-')}] {item['source']}\n      -> {item['translation']}"
               + (f"\n      reference {item['reference']}" if item.get("reference") else ""))
