@@ -15,7 +15,7 @@ TFM = pathlib.Path(__file__).resolve().parent.parent / "tfm"
 # A package may import the root modules and the packages to its left, never one to its right.
 ORDER = ("config", "data", "runs", "layers", "models", "decoding", "parsing", "training", "serving", "viz",
          "exercises", "cli")
-ROOT_MODULES = ("tfm", "tfm._lazy", "tfm.special_tokens")
+ROOT_MODULES = ("tfm", "tfm._framework", "tfm._lazy", "tfm.special_tokens")
 MAX_ROOT_MODULES = 4
 
 

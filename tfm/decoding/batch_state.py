@@ -6,24 +6,12 @@ sentence) and `state["rows"]` (one row per beam, `k` per sentence), plus `output
 writes their results into `outputs` at their original positions and drops their rows
 from both nests; `while_loop` relaxes the loop's shape invariants so batch sizes and
 cache lengths may change between steps. XLA needs static shapes: `use_static_shapes`
-says when to keep them.
+says when to keep them (inside an XLA trace: `tfm._framework.in_xla_context`).
 """
 
 import tensorflow as tf
 
-
-def in_xla():
-    """True while tracing inside `tf.function(jit_compile=True)`: XLA needs static shapes.
-
-    Example:
-        >>> in_xla(), bool(tf.function(lambda: tf.constant(in_xla()), jit_compile=True)())
-        (False, True)
-    """
-    try:
-        from tensorflow.python.ops import control_flow_util  # no public equivalent
-    except ImportError:  # pragma: no cover
-        return False
-    return bool(control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph()))
+from tfm._framework import in_xla_context
 
 
 def use_static_shapes(static_shapes, use_cache):
@@ -38,7 +26,7 @@ def use_static_shapes(static_shapes, use_cache):
         (False, True)
     """
     if static_shapes is None:
-        return in_xla() or not use_cache
+        return in_xla_context() or not use_cache
     return bool(static_shapes)
 
 

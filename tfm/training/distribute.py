@@ -20,6 +20,8 @@ import time
 
 import tensorflow as tf
 
+from tfm._framework import forget_distribute_strategy
+
 logger = logging.getLogger("tfm.training.distribute")
 
 WORKER_TIMEOUT = 300.0  # seconds a worker waits for the rest of its cluster (--worker-timeout, $TFM_WORKER_TIMEOUT)
@@ -398,8 +400,9 @@ def multi_worker_fit_scope(model, strategy, batches):
     `strategy.reduce`s one distributed input batch (which the multi-worker strategy
     cannot do for a nested int batch), and each step reduces the scalar logs with
     `axis=0` (invalid for scalars). Here the compiled loss and metrics are built on
-    one local batch instead, the model forgets the strategy it was built under (so
-    Keras skips the first step), the train / test functions are replaced by ones
+    one local batch instead, the model forgets the strategy it was built under
+    (`tfm._framework.forget_distribute_strategy`, so Keras skips the symbolic build
+    before the first step), the train / test functions are replaced by ones
     that average the scalar logs over the workers, and `fit` runs inside
     `strategy.scope()`, where Keras finds the strategy for the dataset.
 
@@ -432,7 +435,7 @@ def multi_worker_fit_scope(model, strategy, batches):
         one_step = tf.function(one_step, reduce_retracing=True, jit_compile=model.jit_compile)
         return lambda iterator: one_step(next(iterator))
 
-    model._distribute_strategy = None
+    forget_distribute_strategy(model)
     model.train_function = make(model.train_step)
     model.test_function = make(model.test_step)
     return strategy.scope()
