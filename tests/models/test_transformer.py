@@ -188,3 +188,27 @@ def test_from_preset_refuses_what_it_cannot_build():
         tfm.Transformer.from_preset("huge")
     with pytest.raises(TypeError, match="expected a name of"):
         tfm.Transformer.from_preset(3)
+    # Another family's recipe: one short line (the recipe's repr ran to 1,113 characters), naming who builds it.
+    with pytest.raises(TypeError) as error:
+        tfm.Transformer.from_preset(Recipe.preset("bahdanau"))
+    assert len(str(error.value)) < 200 and "got a Seq2SeqConfig" in str(error.value) and "model_class" in str(
+        error.value)
+
+
+@pytest.mark.parametrize("model_class", [tfm.Transformer, tfm.Seq2Seq])
+def test_from_preset_takes_a_recipe_as_its_model_part(model_class):
+    recipe = Recipe.preset("tiny", model="transformer" if model_class is tfm.Transformer else "bahdanau",
+                           num_layers=1)
+    assert model_class.from_preset(recipe).config == recipe.model
+
+
+@pytest.mark.parametrize("name", ["afile.txt", "tiny.txt"])
+def test_from_preset_says_a_file_is_neither_a_preset_nor_a_run(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).write_text("three hundred\n")
+    for given in (name, tmp_path / name):
+        with pytest.raises(NotADirectoryError) as error:
+            tfm.Transformer.from_preset(given)
+        message = str(error.value)
+        assert "a file, not a preset name (tiny, small, base" in message and "or a run folder" in message
+        assert "did you mean" not in message and "\n" not in message

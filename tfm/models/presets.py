@@ -3,6 +3,7 @@
     model = tfm.Transformer.from_preset("tiny", vocab_size=100)     # TransformerConfig.tiny(vocab_size=100)
     model = tfm.Seq2Seq.from_preset("bahdanau")                      # Seq2SeqConfig.bahdanau()
     model = tfm.Transformer.from_preset(config)                      # a config object works too
+    model = tfm.Transformer.from_preset(tfm.Recipe.preset("tiny"))   # a recipe: its model part
     model = tfm.Transformer.from_preset("runs/m30k")                 # a run folder: its trained weights
 
 A preset name is a set of settings, not stored weights (the config classes' classmethods,
@@ -13,6 +14,8 @@ A preset name is a set of settings, not stored weights (the config classes' clas
 import dataclasses
 import logging
 import os
+
+from tfm.config import Recipe, Seq2SeqConfig, TransformerConfig
 
 logger = logging.getLogger("tfm.models")
 
@@ -38,8 +41,12 @@ def resolve_config(config_class, preset, overrides):
     if isinstance(preset, dict):
         preset = config_class.from_dict(preset)
     if not isinstance(preset, config_class):
-        raise TypeError(f"preset={preset!r}: expected a name of {sorted(config_class.PRESETS)}, a "
-                        f"{config_class.__name__} or a run folder, got {type(preset).__name__}")
+        if isinstance(preset, (TransformerConfig, Seq2SeqConfig)):  # another family's: say who builds it
+            raise TypeError(f"preset: got a {type(preset).__name__}, this class takes a {config_class.__name__}; "
+                            "tfm.models.model_class(config) is the class that builds it")
+        got = repr(preset) if len(repr(preset)) <= 40 else f"a {type(preset).__name__}"
+        raise TypeError(f"preset: expected a name of {sorted(config_class.PRESETS)}, a {config_class.__name__}, "
+                        f"its Recipe or a run folder; got {got}")
     return dataclasses.replace(preset, **overrides) if overrides else preset
 
 
@@ -60,8 +67,9 @@ class PresetMixin:
         """A built model from a preset name or a config (weights initialised), or a run folder (trained weights).
 
         Args:
-            preset: str, one of `presets()`; a config instance (or its dict); or a run folder made by `tfm train`
-                (a path), whose model is built as it was trained and given its weights.
+            preset: str, one of `presets()`; a config instance (or its dict), or a `Recipe` (its `.model`); or a
+                run folder made by `tfm train` (a path), whose model is built as it was trained and given its
+                weights.
             name: the model's name (defaults to the class's `default_name`).
             checkpoint: a run folder's weights (`tfm.runs.weights_path`): "auto" = the averaged ones when
                 present, else the latest epoch's (which one is logged); also "latest", "averaged", an epoch
@@ -73,9 +81,28 @@ class PresetMixin:
 
         Raises:
             ValueError: an unknown preset name, or a bad value (named).
-            TypeError: a run folder of another kind of model.
+            TypeError: a config, recipe or run folder of another kind of model.
             FileNotFoundError: a path that is not a run folder, or no such checkpoint.
+            NotADirectoryError: a file, which is neither a preset name nor a run folder.
+
+        Example:
+            >>> from tfm.models import Transformer
+            >>> from tfm.config import Recipe
+            >>> Transformer.from_preset(Recipe.preset("tiny", num_layers=1)).config.num_layers   # its .model
+            1
+            >>> path = os.path.join(tempfile.mkdtemp(), "afile.txt")
+            >>> with open(path, "w") as f:
+            ...     _ = f.write("hi")
+            >>> Transformer.from_preset(path)
+            Traceback (most recent call last):
+            NotADirectoryError: from_preset('...afile.txt'): a file, not a preset name (...) or a run folder ...
         """
+        if isinstance(preset, Recipe):
+            preset = preset.model
+        if isinstance(preset, (str, os.PathLike)) and os.path.isfile(preset) and preset not in cls.presets():
+            raise NotADirectoryError(f"from_preset({os.fspath(preset)!r}): a file, not a preset name ("
+                                     f"{', '.join(cls.presets())}) or a run folder (the folder tfm train made, which "
+                                     "holds config.json)")
         if _is_path(preset) and not (isinstance(preset, str) and preset in cls.config_class.PRESETS):
             if overrides:
                 raise ValueError(f"from_preset({os.fspath(preset)!r}, {', '.join(sorted(overrides))}=...): a run "
