@@ -28,7 +28,8 @@ def test_keras_still_keeps_the_strategy_where_forget_distribute_strategy_clears_
     from keras.src.backend.tensorflow.trainer import TensorFlowTrainer
 
     # Keras reads the attribute before the first step; were it renamed, setting ours would do nothing.
-    reads = re.findall(r"self\._distribute_strategy is None", inspect.getsource(TensorFlowTrainer._maybe_symbolic_build))
+    source = inspect.getsource(TensorFlowTrainer._maybe_symbolic_build)
+    reads = re.findall(r"self\._distribute_strategy is None", source)
     assert reads, f"Keras' _maybe_symbolic_build no longer reads _distribute_strategy ({UPGRADED})"
     strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
     with strategy.scope():
