@@ -5,9 +5,11 @@
 import argparse
 import io
 import os
+import shlex
 import subprocess
 import sys
 import threading
+import types
 
 import pytest
 
@@ -26,6 +28,23 @@ def test_the_vocabulary_is_one_setting(flags):
     arguments.add_train(parser)
     args = parser.parse_args(["--output", "run", "--preset", "tiny", "--dataset", "numbers", *flags])
     assert arguments.train_recipe(args).data.subwords == 200  # what the tokenizer learns, so the model's size
+
+
+def test_the_next_hint_after_training_can_be_copied(tmp_path, monkeypatch, capsys):
+    """`tfm train`'s last line names the run folder quoted for a shell: a space or a quote in it stays one
+    argument (it was printed bare)."""
+    import tfm.runs
+    import tfm.training.trainer
+
+    output = str(tmp_path / "my runs" / "it's tiny")
+    monkeypatch.setattr(tfm.training.trainer, "train",
+                        lambda recipe, output, **kwargs: types.SimpleNamespace(run_dir=output, epochs=1))
+    monkeypatch.setattr(tfm.runs, "read_history", lambda run_dir: {"epoch": [0], "loss": [2.5]})
+    assert cli.main(["train", "--preset", "tiny", "--output", output, "--epochs", "1"]) == 0
+    hint = capsys.readouterr().out.splitlines()[-1]
+    average, evaluate = hint.removeprefix("next: ").split(", then ")
+    assert shlex.split(average) == ["tfm", "average", "--run", output]
+    assert shlex.split(evaluate) == ["tfm", "evaluate", "--run", output]
 
 
 # ---------------------------------------------------------------------------

@@ -181,8 +181,20 @@ def test_translate_with_empty_stdin_says_so(run, monkeypatch, capsys):
 def test_translate_says_once_when_an_input_was_truncated(run, capsys, caplog):
     long_input = " ".join(["seven hundred"] * 200)
     assert cli.main(["translate", "--run", run, long_input, "three", long_input]) == 0
-    warnings = [r.getMessage() for r in caplog.records if "truncated" in r.getMessage()]
-    assert len(warnings) == 1 and "2 input(s) longer than the model's 24 subwords" in warnings[0]
+    assert capsys.readouterr().err == ("tfm translate: arguments 1, 3 are longer than the model's 24 subwords: "
+                                       "translated from their first 24\n")
+    assert not [r for r in caplog.records if "truncated" in r.getMessage()]  # said once, by the command
+
+
+def test_translate_counts_a_truncated_line_from_1_across_batches(run, monkeypatch, capsys):
+    """The third line is line 3 (was "index 2", and "index 0" in a later batch of standard input)."""
+    monkeypatch.setattr(cli, "TRANSLATE_LINES", 2)
+    _stdin(monkeypatch, b"three\nseven\n" + b" seven hundred" * 200 + b"\ntwelve\n")
+    assert cli.main(["translate", "--run", run]) == 0
+    captured = capsys.readouterr()
+    assert len(captured.out.split("\n")) == 5 and "index" not in captured.err
+    assert captured.err == ("tfm translate: line 3 of standard input is longer than the model's 24 subwords: "
+                            "translated from its first 24\n")
 
 
 def test_a_beam_too_wide_for_the_vocabulary_is_one_line(run, capsys):

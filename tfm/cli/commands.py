@@ -17,6 +17,7 @@ import argparse
 import importlib
 import logging
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -86,7 +87,8 @@ def train_command(args):
     summary = ", ".join(f"{k} {last[k]:.4f}" for k in ("loss", "accuracy", "val_loss", "val_accuracy") if k in last)
     print(f"{result.run_dir}: {result.epochs} epoch{'' if result.epochs == 1 else 's'} finished"
           f"{'; ' + summary if summary else ''}")
-    print(f"next: tfm average --run {args.output}, then tfm evaluate --run {args.output}")
+    run = shlex.quote(args.output)  # a folder with a space or a quote is copied as one argument
+    print(f"next: tfm average --run {run}, then tfm evaluate --run {run}")
     return 0
 
 
@@ -209,10 +211,27 @@ def translate_command(args):
     return 1 if refused else 0
 
 
+class _TruncatedInputs(logging.Filter):
+    """Keeps the Translator's truncation warning from the log (its `truncated_inputs`, indices into one call's
+    sentences), so that `tfm translate` says it once per batch by line number."""
+
+    def __init__(self):
+        super().__init__()
+        self.indices = []
+
+    def filter(self, record):
+        indices = getattr(record, "truncated_inputs", None)
+        if indices is None:
+            return True
+        self.indices.extend(indices)
+        return False
+
+
 def _translate_batch(args, translator, run_info, texts, first):
     """Translates one batch of `tfm translate`'s input and prints it (flushed), line for line, an empty line
-    for each refused one, which is named on stderr (counting from `first`); with --strict, a batch holding a
-    refused line is not translated. Returns the number of refused lines."""
+    for each refused one, which is named on stderr (lines counted from `first` + 1), as is a line longer than the
+    model takes; with --strict, a batch holding a refused line is not translated. Returns the number of refused
+    lines."""
     from tfm.data.preprocess import detokenize, run_preprocess
     from tfm.data.preprocess import preprocess as prepare
     from tfm.decoding import input_rule
@@ -223,14 +242,27 @@ def _translate_batch(args, translator, run_info, texts, first):
         # after the input rule (tfm.decoding.text_ops: whitespace only separates words), which Translator applies again
         texts = [text if i in bad else prepare([input_rule.normalize(input_rule.as_bytes(text).decode("utf-8"))],
                                                source_lang, method)[0] for i, text in enumerate(texts)]
-    for index in bad:
+    for index in bad:  # counted from 1, as an editor counts lines
         where = f"line {first + index + 1} of standard input" if not args.text else f"argument {index + 1}"
         print(f"tfm translate: {where} {input_rule.problem(texts[index])}"
               f"{'' if args.strict else '; an empty line is printed in its place'}", file=sys.stderr, flush=True)
     if bad and args.strict:
         print("tfm translate: error: nothing translated (--strict)", file=sys.stderr)
         return len(bad)
-    for line in translator.translate(texts, on_invalid="empty"):
+    cut = _TruncatedInputs()  # the Translator's warning names list indices of this batch: said here by line
+    logging.getLogger("tfm.decoding").addFilter(cut)
+    try:
+        translations = translator.translate(texts, on_invalid="empty")
+    finally:
+        logging.getLogger("tfm.decoding").removeFilter(cut)
+    if cut.indices:
+        numbers = [i + 1 + (0 if args.text else first) for i in cut.indices]
+        many, most = len(numbers) > 1, translator.decodable.max_source_length
+        listed = ", ".join(map(str, numbers[:5])) + (f" and {len(numbers) - 5} more" if len(numbers) > 5 else "")
+        print(f"tfm translate: {'argument' if args.text else 'line'}{'s' if many else ''} {listed}"
+              f"{'' if args.text else ' of standard input'} {'are' if many else 'is'} longer than the model's {most} "
+              f"subwords: translated from {'their' if many else 'its'} first {most}", file=sys.stderr, flush=True)
+    for line in translations:
         print(detokenize([line], target_lang, method)[0] if method and line else line)
     sys.stdout.flush()  # the answer shows now, while the input is still open
     return len(bad)

@@ -258,7 +258,8 @@ class Translator:
         The rule is `tfm.decoding.text_ops`'s, as in the exported SavedModel: whitespace (line
         breaks included) only separates words, so `"two\\r\\n"` translates as `"two"`; an
         empty or whitespace-only sentence translates to `""`. Inputs longer than the model's
-        `max_length` subwords are truncated, with one warning per call.
+        `max_length` subwords are truncated, with one warning per call (the log record's `truncated_inputs`
+        holds their indices, which `tfm translate` reports as line numbers).
 
         Example:
             >>> from tfm import Transformer
@@ -301,9 +302,9 @@ class Translator:
         good = [i for i in range(len(raw)) if i not in bad]
         rows, has_source, truncated = self.prepare([raw[i] for i in good])
         if truncated.any():
-            first = good[int(np.flatnonzero(truncated)[0])]
+            cut = [good[int(i)] for i in np.flatnonzero(truncated)]  # indices into `sentences`
             logger.warning("%d input(s) longer than the model's %d subwords were truncated (the first: index %d)",
-                           int(truncated.sum()), self.decodable.max_source_length, first)
+                           len(cut), self.decodable.max_source_length, cut[0], extra={"truncated_inputs": cut})
         translations, scores = [""] * len(raw), [float("nan") if i in bad else 0.0 for i in range(len(raw))]
         for chunk, result in self._searched(rows, settings):
             texts, chunk_scores = text_ops.finish(self.tokenizer, result.sequences, result.scores,
