@@ -12,7 +12,7 @@ docs/api/index.md and tests/test_import_graph.py hold the order):
     data        corpora, the shared subword tokenizer, token-budget batches (§5.1)
     layers      attention (§3.2, eq. 1), masks, positional encoding (§3.5), embeddings (§3.4),
                 feed-forward (§3.3), encoder/decoder layers and stacks (§3.1), the RNN baselines' parts
-    models      Transformer and Seq2Seq, `from_preset`, the model registry
+    models      Transformer and Seq2Seq, `from_preset`, `model_class` (which class builds a config)
     runs        the run folder every command reads and writes
     decoding    greedy and beam search (§6.1), the Translator, BLEU evaluation
     parsing     constituency parsing as translation (§6.3, Table 4)
