@@ -212,7 +212,7 @@ def test_an_output_that_cannot_be_written_is_one_line_before_any_work(example_ru
     monkeypatch.setattr(os, "access", access)
     monkeypatch.setattr(os, "statvfs", lambda path: ReadOnly() if read_only else real_statvfs(path))
     monkeypatch.setattr(bleu, "evaluate", lambda *args, **kwargs: pytest.fail("decoded first"))
-    monkeypatch.setattr(tfm.training.averaging, "Transformer", NotBuilt)  # averaging's model: not before the check
+    monkeypatch.setattr(tfm.training.averaging, "model_class", lambda config: NotBuilt)  # no model before the check
     cause = "the file system is read-only (EROFS)" if read_only else "permission denied (EACCES)"
     export, average = str(tmp_path / "exported" / "1"), str(tmp_path / "avg.weights.h5")
     before = snapshot(example_run, tmp_path)
