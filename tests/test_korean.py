@@ -10,7 +10,11 @@
   semicolon; every emphasis renders under CommonMark; each notebook's H1 is its navigation label; "노트북 NN" links
   open the Korean page; every exercise section says how to get Korean messages (`%env TFM_LANG=ko`);
 - the Korean executed copies (docs/course/ko/) are the English executed copies' outputs with the Korean markdown,
-  built without a second execution, current, and printing no machine path.
+  built without a second execution, current, and printing no machine path;
+- the exercises ask in one form (-ㅂ니까? / -습니까?), and every English quotation of the paper (a blockquote line
+  or an inline "…") is the English notebook's, verbatim;
+- the hand-written course index is tied to the English one as the notebooks are: it records the English page it
+  translates, and a change to the English index (its run times aside) makes `tools/korean.py check` fail.
 
 The website's Korean pages and Hangul search are checked in tests/test_site.py.
 """
@@ -111,7 +115,8 @@ def test_a_banned_variant_is_found_in_prose_only_as_written_and_outside_its_exce
                 korean.Term("machine (the computer)", "머신", banned=[("기계", ("기계 번역",))])]
     found = korean.banned_variants
     assert found("세 에폭 동안 Self-Attention 레이어를 학습합니다. 은닉층과 기계 번역.", glossary) == []
-    assert len(found("두 에포크 뒤", glossary)) == 1 and "'에포크' (epoch -> 에폭)" in found("두 에포크 뒤", glossary)[0]
+    assert len(found("두 에포크 뒤", glossary)) == 1
+    assert "'에포크' (epoch -> 에폭)" in found("두 에포크 뒤", glossary)[0]
     assert len(found("디코더의 self-attention", glossary)) == 1          # the case is compared too
     assert len(found("Self-Attention 층에서, 이 기계에서", glossary)) == 2
     # Code, formulas, link targets, English quotations and an English gloss after a Korean word are not its prose.
@@ -119,6 +124,9 @@ def test_a_banned_variant_is_found_in_prose_only_as_written_and_outside_its_exce
              '자기회귀(self-attention)\n> an epoch\n')
     assert found(quiet, glossary) == []
     assert found('> "self-attention is all"\n\n디코더의 self-attention', glossary) != []
+    # A quotation wrapped over two lines is still a quotation; a blank line ends the paragraph, and with it a quote.
+    assert found('요지인 "self-attention layers are faster than\n  recurrent layers"는', glossary) == []
+    assert found('"first.\n\n디코더의 self-attention "', glossary) != []
 
 
 KOREAN_PAGES = korean.korean_pages()
@@ -236,6 +244,58 @@ def test_the_exercises_say_how_to_get_korean_messages(name):
     assert len(exercises) == 1 and "`%env TFM_LANG=ko`" in exercises[0]
 
 
+def _exercises(name):
+    notebook = korean.read(korean.KOREAN / name)
+    return [korean.text(cell) for cell in notebook["cells"]
+            if cell["cell_type"] == "markdown" and korean.text(cell).startswith("## 연습 문제")]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_exercises_ask_in_one_form(name):
+    """Every question of the exercises, titles included, asks in 합니다체 (-ㅂ니까? / -습니까?), as the prose around
+    it is written: not -나요?, -까요?, -가요? or a question that ends in a period."""
+    asked, other = 0, []
+    for text in _exercises(name):
+        words = korean.own_prose(text)
+        for match in re.finditer(r"([가-힣]+)\?", words):
+            asked += 1
+            if not match[1].endswith("니까"):
+                other.append(words[max(0, match.start() - 30):match.end()])
+        other += [match[0] for match in re.finditer(r"[가-힣]*(?:까요|나요|가요)\.", words)]
+    assert other == [], other
+    assert asked >= 1
+
+
+def test_the_exercises_asked_in_two_forms_before_review_6():
+    """The counts the issue gives (42 -습니까?, 15 -나요?) were the exercises' before this edition's review: the check
+    above tells the two apart."""
+    words = "어느 것입니까? 그 변화는 왜 방향으로 읽지 않나요? 무엇이 필요할까요."
+    assert [m[1][-2:] for m in re.finditer(r"([가-힣]+)\?", words)] == ["니까", "나요"]
+    assert re.findall(r"[가-힣]*(?:까요|나요|가요)\.", words) == ["필요할까요."]
+
+
+def _normal(text):
+    return " ".join(korean.prose(text).split())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_english_quotation_is_the_english_notebooks_verbatim(name):
+    """A quotation of the paper stays in English, word for word as the English cell has it (line breaks aside): each
+    English blockquote line, and each inline "…" of 20 characters or more without Hangul."""
+    english, translated = pair(name)
+    altered = []
+    for en, ko in zip(english["cells"], translated["cells"]):
+        if ko["cell_type"] != "markdown":
+            continue
+        source, text = _normal(korean.text(en)), korean.text(ko)
+        quotes = [line.lstrip(">") for line in text.splitlines()
+                  if line.startswith(">") and line.strip("> ") and not korean.HANGUL.search(line)]
+        quotes += [match[1] for match in re.finditer(r'"((?:[^"가-힣\n]|\n(?![ \t]*\n))*)"', korean.prose(text))
+                   if len(match[1]) >= 20]  # outside code: a string in backticks is code, not a quotation
+        altered += [quote.strip() for quote in quotes if _normal(quote) not in source]
+    assert altered == []
+
+
 def _tiny():
     return {"cells": [
         {"cell_type": "markdown", "id": "m0", "metadata": {}, "source": ["# 01 · The encoder\n", "An encoder."]},
@@ -283,7 +343,8 @@ def test_a_missing_or_untranslated_cell_is_refused():
 def test_the_glossary_check_names_the_cell_and_the_expected_forms():
     english = _tiny()
     translated = korean.apply(english, {"m0": "# 01 · 인코더", "m1": "디코더가 읽습니다."})
-    glossary = [korean.Term("encoder", "인코더"), korean.Term("decoder", "디코더"), korean.Term("beam search", "빔 서치")]
+    glossary = [korean.Term("encoder", "인코더"), korean.Term("decoder", "디코더"),
+                korean.Term("beam search", "빔 서치")]
     assert korean.glossary_problems(english, translated, glossary) == []
     translated["cells"][2]["source"] = ["해독기가 읽습니다."]
     assert korean.glossary_problems(english, translated, glossary) == ["cell m1: 'decoder' -> one of ['디코더']"]
@@ -353,3 +414,54 @@ def test_the_korean_course_index_lists_every_copy_with_the_english_run_time():
     # `tools/docs_site.py --course-index`.
     total = re.search(r"(\d+) h (\d+) min in all", (ROOT / "docs" / "course" / "index.md").read_text(encoding="utf-8"))
     assert f"합쳐 {int(total.group(1))}시간 {int(total.group(2))}분" in index, total.group(0)
+
+
+# --- The course index, tied to the English one -----------------------------------------------------------------------
+
+def test_the_korean_course_index_translates_the_english_one_as_it_is():
+    assert set(korean.TIED_PAGES) == {ROOT / "docs" / "course" / "ko" / "index.md"}
+    assert korean.page_staleness() == {}, "translate docs/course/index.md's change, then tools/korean.py record-page"
+
+
+def test_a_change_to_the_english_course_index_alone_makes_the_check_fail(tmp_path, monkeypatch, capsys):
+    """As for a notebook's cells: the Korean index records the English index it translates; an English edit marks it
+    stale and `tools/korean.py check` fails, even with every notebook current, until it is translated and recorded.
+    The run times, which tools/docs_site.py rewrites in both pages from the copies' records, are not an edit."""
+    english, translated = tmp_path / "index.md", tmp_path / "ko" / "index.md"
+    translated.parent.mkdir()
+    english.write_text((ROOT / "docs" / "course" / "index.md").read_text(encoding="utf-8"), encoding="utf-8")
+    translated.write_text((ROOT / "docs" / "course" / "ko" / "index.md").read_text(encoding="utf-8"), encoding="utf-8")
+    pages = {translated: english}
+    monkeypatch.setattr(korean, "TIED_PAGES", pages)
+    assert list(korean.page_staleness()) == [str(translated)]  # it records the real English page, not this one
+    korean.record_page(translated)
+    assert korean.page_staleness() == {} and korean.main(["check"]) == 0
+    assert "every Korean notebook is current" in capsys.readouterr().out
+
+    text = english.read_text(encoding="utf-8")
+    row = re.search(r"^\| 06 \|.*\| (?P<time>[^|]+) \|$", text, re.M)
+    rerun = text.replace(row[0], row[0].replace(row["time"], "59 min"))
+    rerun = re.sub(r"\d+ h \d+ min in all", "9 h 59 min in all", rerun)
+    assert rerun != text
+    english.write_text(rerun, encoding="utf-8")
+    assert korean.page_staleness() == {}
+
+    english.write_text(rerun.replace("Thirteen notebooks, meant to be read in order",
+                                     "Thirteen notebooks, to be read in order"), encoding="utf-8")
+    problems = korean.page_staleness()
+    assert list(problems) == [str(translated)] and "stale" in problems[str(translated)][0], problems
+    assert korean.check_all() == {}  # every notebook current: the index alone fails the check
+    assert korean.main(["check"]) == 1
+    out = capsys.readouterr().out
+    assert "stale" in out and "record-page" in out and "1 notebook(s) or page(s) to fix" in out
+    korean.record_page(translated)
+    assert korean.page_staleness() == {} and translated.read_text(encoding="utf-8").count("<!-- tfm_ko:") == 1
+
+
+def test_a_stale_index_names_the_commit_it_was_translated_from():
+    """`check` says which English version the Korean index translates, so `git diff` shows what to translate."""
+    text = (ROOT / "docs" / "course" / "index.md").read_text(encoding="utf-8")
+    recorded = korean.page_record((ROOT / "docs" / "course" / "ko" / "index.md").read_text(encoding="utf-8"))
+    assert recorded == ("docs/course/index.md", korean.page_digest(text))
+    committed = korean.translated_from(ROOT / "docs" / "course" / "index.md", recorded[1])
+    assert committed is None or re.fullmatch(r"[0-9a-f]{7,}", committed)

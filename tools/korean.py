@@ -9,13 +9,21 @@ so its translation reads as stale until someone translates it again.
     # ... write the Korean under each `<<<ko>>>` line ...
     python tools/korean.py apply 05 /tmp/05.ko.txt         # -> notebooks/ko/05_positional_encoding.ipynb
     python tools/korean.py check                            # stale, missing or untranslated cells; code drift;
-                                                            # terms not written as docs/ko/glossary.md says
+                                                            # terms not written as docs/ko/glossary.md says;
+                                                            # hand-written pages whose English page changed
+    python tools/korean.py record-page docs/course/ko/index.md   # after translating a tied page's English edit
     python tools/korean.py renames                          # stale cells whose English only renamed a `name`
     python tools/korean.py build                            # docs/course/ko/: the English executed copies'
                                                             # outputs with the Korean markdown (no execution)
 
 A worksheet of a notebook that has a Korean copy starts from its translations, so after an English edit only
 the stale cells (marked `STALE`) need new Korean.
+
+The hand-written pages of `TIED_PAGES` (the course index) are tied the same way, a page at a time: the Korean
+page ends with a record of the SHA-256 of the English page it translates (`<!-- tfm_ko: ... -->`), the figures
+`tools/docs_site.py --course-index` rewrites in both pages (the run times) left out of the hash. An English edit
+marks the Korean page stale (`check` names the commit it was translated from, for `git diff`) until it is
+translated and `record-page` records the English page as it now is.
 """
 
 import argparse
@@ -168,8 +176,12 @@ def check_all():
 GLOSSARY = ROOT / "docs" / "ko" / "glossary.md"
 _CODE = re.compile(r"```.*?```|`[^`\n]*(?:\n[^`\n]*)?`|\$\$.*?\$\$|\$[^$\n]*\$|\]\([^)]*\)|<[^>\n]*>", re.S)
 # What a Korean reader does not read as the Korean edition's own words: the English quotations (a blockquote line
-# or a "…" / “…” span without Hangul) and an English gloss right after a Korean word ("자기회귀(auto-regressive)").
-_QUOTED = re.compile(r"^>[^\n가-힣]*$|\"[^\"\n가-힣]*\"|“[^”\n가-힣]*”|(?<=[가-힣*])\([^()가-힣]*\)", re.M)
+# without Hangul, then a "…" / “…” span without Hangul, over line breaks within a paragraph: a quote is wrapped as
+# its sentence is) and an English gloss right after a Korean word ("자기회귀(auto-regressive)").
+_BLOCKQUOTE = re.compile(r"^>[^\n가-힣]*$", re.M)
+_QUOTED = re.compile(r"\"(?:[^\"가-힣\n]|\n(?![ \t]*\n))*\""
+                     r"|“(?:[^”가-힣\n]|\n(?![ \t]*\n))*”"
+                     r"|(?<=[가-힣*])\([^()가-힣]*\)")
 _WORD_START = r"(?<![0-9A-Za-z가-힣_])"
 _EXCEPT = re.compile(r"^(?P<form>.+?)\s*\((?P<exceptions>.+)\s+제외\)$")
 
@@ -235,7 +247,7 @@ def prose(markdown):
 
 def own_prose(markdown):
     """The Korean edition's own words in a markdown text: its prose without the English quotations and glosses."""
-    return _QUOTED.sub(" ", prose(markdown))
+    return _QUOTED.sub(" ", _BLOCKQUOTE.sub(" ", prose(markdown)))
 
 
 def term_pattern(english):
@@ -311,6 +323,104 @@ def page_problems(glossary=None):
             if found:
                 report[str(path.relative_to(ROOT))] = found
     return report
+
+
+# --- Hand-written pages tied to their English pages ----------------------------------------------------------
+
+# Korean page -> the English page it translates.
+TIED_PAGES = {KOREAN_COURSE / "index.md": COURSE / "index.md"}
+PAGE_RECORD = re.compile(r"^<!-- tfm_ko: translates (?P<page>\S+) \(en_sha256 (?P<sha>[0-9a-f]{64})\) -->\n?", re.M)
+# What tools/docs_site.py --course-index rewrites from the copies' records, in both pages: a row's run time (its
+# last cell) and the total ("3 h 25 min in all"; the Korean index's own figures are rewritten by the same tool).
+_RUN_TIME_CELL = re.compile(r"^(\| \d\d \|.*\|)[^|\n]*\|[ \t]*$", re.M)
+_TOTAL = re.compile(r"\d+ h \d+ min in all")
+
+
+def page_digest(english):
+    """The SHA-256 a Korean page records of the English page's text: the run times left out, so that a re-run
+    course (new run times, written into both pages by tools/docs_site.py) leaves the translation current.
+
+    Example:
+        >>> a = "| 01 | [Seq2seq](01_seq2seq.ipynb) | Words as vectors. | 22 min |\\nRun: 3 h 25 min in all."
+        >>> page_digest(a) == page_digest(a.replace("22 min", "31 min").replace("3 h 25", "3 h 34"))
+        True
+        >>> page_digest(a) == page_digest(a.replace("Words as vectors.", "Words as points."))
+        False
+    """
+    masked = _TOTAL.sub("… in all", _RUN_TIME_CELL.sub(r"\1 … |", english))
+    return hashlib.sha256(masked.encode("utf-8")).hexdigest()
+
+
+def page_record(korean):
+    """`(English page, SHA-256)` a Korean page's text records, or None."""
+    match = PAGE_RECORD.search(korean)
+    return (match["page"], match["sha"]) if match else None
+
+
+def with_page_record(korean, english_page, english):
+    """The Korean page's text with its record of `english` (the English page's text, at `english_page`, a path
+    from the repository's root) as its last line, replacing any record it had."""
+    line = f"<!-- tfm_ko: translates {english_page} (en_sha256 {page_digest(english)}) -->\n"
+    return PAGE_RECORD.sub("", korean).rstrip("\n") + "\n\n" + line
+
+
+def translated_from(english_path, sha):
+    """The commit (short hash) of the English page's last version in git whose `page_digest` is `sha`, or None."""
+    import subprocess
+
+    path = pathlib.Path(english_path).resolve()
+    if not path.is_relative_to(ROOT):
+        return None
+    relative = str(path.relative_to(ROOT))
+    log = subprocess.run(["git", "log", "--format=%h", "-n", "100", "--", relative], cwd=ROOT, capture_output=True,
+                         text=True).stdout
+    for commit in log.split():
+        shown = subprocess.run(["git", "show", f"{commit}:{relative}"], cwd=ROOT, capture_output=True, text=True)
+        if shown.returncode == 0 and page_digest(shown.stdout) == sha:
+            return commit
+    return None
+
+
+def page_staleness(pages=None):
+    """`{Korean page: [problem]}` for every tied page that records no English page, another one, or an English page
+    that has changed since (the commit it was translated from named when git has it)."""
+    pages = TIED_PAGES if pages is None else pages
+    report = {}
+    for korean_path, english_path in pages.items():
+        where = _relative(korean_path)
+        english_page = _relative(english_path)
+        if not pathlib.Path(korean_path).exists():
+            report[where] = [f"missing: translate {english_page}, then `python tools/korean.py record-page {where}`"]
+            continue
+        record = page_record(pathlib.Path(korean_path).read_text(encoding="utf-8"))
+        if record is None or record[0] != english_page:
+            report[where] = [f"records no translation of {english_page}: translate it, then `python tools/korean.py "
+                             f"record-page {where}`"]
+        elif record[1] != page_digest(pathlib.Path(english_path).read_text(encoding="utf-8")):
+            commit = translated_from(english_path, record[1])
+            since = f" (`git diff {commit} -- {english_page}` shows what)" if commit else ""
+            report[where] = [f"stale: {english_page} changed after it was translated{since}; translate the change, "
+                             f"then `python tools/korean.py record-page {where}`"]
+    return report
+
+
+def record_page(korean_path, pages=None):
+    """Records in the tied Korean page that it translates its English page as that page now is; returns the English
+    page's path."""
+    pages = TIED_PAGES if pages is None else pages
+    key = {pathlib.Path(k).resolve(): k for k in pages}.get(pathlib.Path(korean_path).resolve())
+    if key is None:
+        raise SystemExit(f"{korean_path} is not a tied page; the tied pages: {[_relative(k) for k in pages]}")
+    english_path = pages[key]
+    text = pathlib.Path(key).read_text(encoding="utf-8")
+    english = pathlib.Path(english_path).read_text(encoding="utf-8")
+    pathlib.Path(key).write_text(with_page_record(text, _relative(english_path), english), encoding="utf-8")
+    return _relative(english_path)
+
+
+def _relative(path):
+    path = pathlib.Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 _TICKS = re.compile(r"`[^`\n]*`")
@@ -404,19 +514,26 @@ def build_copy(executed, korean):
 
 
 def build(output=KOREAN_COURSE):
-    """Writes the Korean executed copies; returns their names. Refuses to build from a stale translation."""
+    """Writes the Korean executed copies; returns `(written, behind)`: the names written, and `{name: why}` for the
+    copies left as they are because the English executed copy is behind its notebook (its code or cells differ:
+    `make course` first). Refuses to build from a stale translation."""
     report = check_all()
     if report:
         raise SystemExit("the Korean notebooks are not current:\n" + "\n".join(
             f"  {name}: {'; '.join(wrong)}" for name, wrong in report.items()))
-    written = []
+    written, behind = [], {}
     for path in english_notebooks():
         executed = COURSE / path.name
         if not executed.exists():
             continue
-        write(pathlib.Path(output) / path.name, build_copy(read(executed), read(KOREAN / path.name)))
+        try:
+            built = build_copy(read(executed), read(KOREAN / path.name))
+        except ValueError as error:
+            behind[path.name] = f"{error} (docs/course/{path.name} is behind notebooks/{path.name}: make course first)"
+            continue
+        write(pathlib.Path(output) / path.name, built)
         written.append(path.name)
-    return written
+    return written, behind
 
 
 def main(argv=None):
@@ -428,13 +545,17 @@ def main(argv=None):
     done = commands.add_parser("apply", help="write notebooks/ko/NN from a filled-in worksheet")
     done.add_argument("notebook")
     done.add_argument("worksheet", help="the worksheet file")
-    checking = commands.add_parser("check", help="report Korean notebooks that are missing, stale or wrong, and "
+    checking = commands.add_parser("check", help="report Korean notebooks that are missing, stale or wrong, "
                                    "terms (in the notebooks and the Korean pages) not written as "
-                                   "docs/ko/glossary.md says")
+                                   "docs/ko/glossary.md says, and tied pages (the course index) whose English page "
+                                   "changed after they were translated")
     checking.add_argument("notebooks", nargs="*", help="name prefixes (default: all)")
     renaming = commands.add_parser("renames", help="carry names renamed in the English (inside backticks, nothing "
                                    "else changed) over to the stale Korean cells, found by their records in git")
     renaming.add_argument("notebooks", nargs="*", help="name prefixes (default: all)")
+    recording = commands.add_parser("record-page", help="record that a tied Korean page (the course index) "
+                                    "translates its English page as it now is")
+    recording.add_argument("page", help="the Korean page, e.g. docs/course/ko/index.md")
     make = commands.add_parser("build", help="write docs/course/ko/ from docs/course/ and notebooks/ko/")
     make.add_argument("--output", default=str(KOREAN_COURSE))
     args = parser.parse_args(argv)
@@ -465,6 +586,8 @@ def main(argv=None):
                     report[path.name] = terms
         if not args.notebooks:
             report.update(page_problems())
+            for page, wrong in page_staleness().items():
+                report[page] = report.get(page, []) + wrong
         for name, wrong in report.items():
             print(f"{name}:\n  " + "\n  ".join(wrong))
         print("every Korean notebook is current" if not report else f"{len(report)} notebook(s) or page(s) to fix")
@@ -476,9 +599,16 @@ def main(argv=None):
         for where in left:
             print(f"translate again (the English prose changed): {where}")
         return 1 if left else 0
+    elif args.command == "record-page":
+        print(f"recorded: {args.page} translates {record_page(args.page)} as it now is")
     elif args.command == "build":
-        for name in build(args.output):
-            print(f"wrote {pathlib.Path(args.output).relative_to(ROOT) if pathlib.Path(args.output).is_absolute() else args.output}/{name}")
+        output = pathlib.Path(args.output)
+        written, behind = build(args.output)
+        for name in written:
+            print(f"wrote {output.relative_to(ROOT) if output.is_absolute() else output}/{name}")
+        for name, why in behind.items():
+            print(f"left as it is: {name}: {why}")
+        return 1 if behind else 0
     return 0
 
 
