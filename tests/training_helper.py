@@ -11,7 +11,8 @@ Strategies that must be configured before TensorFlow starts (logical CPU devices
                                       "recipe": {...Recipe.preset("tiny") fields...},
                                       "train": {...keyword arguments of train...}}'
 
-Writes `{"history": ..., "replicas": ...}` to `result`.
+Writes `{"history": ..., "replicas": ...}` to `result`; with `"sessions": [{...train keyword arguments...}, ...]`
+instead of `"train"`, runs each in turn and writes `{"states": [digests of each session's final state], ...}`.
 """
 
 import json
@@ -96,10 +97,34 @@ def main(spec):
 
     from tfm.training import train
 
-    result = train(small_recipe(**spec.get("recipe", {})), **spec["train"])
-    replicas = result.model.distribute_strategy.num_replicas_in_sync
+    recipe = small_recipe(**spec.get("recipe", {}))
+    if "sessions" in spec:  # several train calls in this process (a run and its resumed twin); each one's state
+        states = []
+        for session in spec["sessions"]:
+            result = train(recipe, **{**RUN, **session})
+            states.append(_state_digests(result.model))
+        output = {"states": states}
+    else:
+        result = train(recipe, **spec["train"])
+        output = {"history": result.history}
+    output["replicas"] = result.model.distribute_strategy.num_replicas_in_sync
     with open(spec["result"], "w") as f:
-        json.dump({"history": result.history, "replicas": replicas}, f)
+        json.dump(output, f)
+
+
+def _state_digests(model):
+    """SHA-256 of each weight, optimizer variable and random state of `model`, in order (bit-for-bit comparable)."""
+    import hashlib
+
+    import numpy as np
+
+    from tfm.training.callbacks import random_state
+
+    def digests(variables):
+        return [hashlib.sha256(np.ascontiguousarray(np.array(v)).tobytes()).hexdigest() for v in variables]
+
+    return {"weights": digests(model.weights), "optimizer": digests(model.optimizer.variables),
+            "random_state": random_state(model)}
 
 
 if __name__ == "__main__":

@@ -362,3 +362,18 @@ def test_cli_end_to_end_on_a_real_run(tmp_path, capsys):
     with open(results) as f:
         assert bleu.format_scores(json.load(f)) in out
     assert "exported" in out
+
+
+def test_train_prints_no_line_over_200_characters(tmp_path):
+    """`tfm train` opens with the recipe in a few short lines (config.json keeps the full record), never one long
+    JSON line; a progress bar's redraws (carriage returns) count as lines too."""
+    from training_helper import child_env, train_argv
+
+    done = subprocess.run([sys.executable, "-m", "tfm.cli", *train_argv(tmp_path / "my run", 1)], cwd=ROOT,
+                          env=child_env(), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    output = done.stdout + done.stderr
+    assert "transformer recipe:" in output and "  model:    num_layers=" in output
+    longest = max(output.splitlines(), key=len)
+    assert len(longest) <= 200, longest
+    assert f"tfm average --run '{tmp_path / 'my run'}'" in output  # the next: hint copies as one argument

@@ -411,8 +411,7 @@ def test_a_write_failure_during_training_keeps_the_older_backup_copy(tmp_path, m
     def back_up(epoch):
         callback = RunBackup(backup)
         callback.set_model(model)
-        callback._current_epoch = epoch
-        callback._save_model()
+        callback.save(epoch)
 
     back_up(1)
     back_up(2)

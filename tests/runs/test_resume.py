@@ -31,8 +31,7 @@ def back_up(backup_dir, model, epoch):
     """What RunBackup writes at the end of epoch `epoch` (1-based count of finished epochs)."""
     callback = RunBackup(str(backup_dir))
     callback.set_model(model)
-    callback._current_epoch = epoch
-    callback._save_model()
+    callback.save(epoch)
 
 
 def weights_of(path):
@@ -138,8 +137,7 @@ def test_a_backup_written_by_keras_is_read_in_full(tmp_path, caplog):
     for seed in (1, 2):
         callback = keras.callbacks.BackupAndRestore(str(backup), double_checkpoint=True)
         callback.set_model(compiled_model(seed))
-        callback._current_epoch = seed
-        callback._save_model()
+        callback.on_epoch_end(seed - 1)  # what Keras wrote at the end of epoch `seed`
     assert resume.verify_backup(str(backup)) == 2
     data = (backup / LATEST).read_bytes()
     (backup / LATEST).write_bytes(data[: len(data) // 2])

@@ -102,6 +102,23 @@ def test_from_preset_of_a_run_has_the_weights_the_translator_uses(tiny_run, tmp_
         Transformer.from_preset(run_dir, num_layers=2)
 
 
+def test_a_current_run_folder_is_read_without_a_format_note(tiny_run, tmp_path, caplog):
+    """Only a folder of format 1 is logged as converted; a current one (format 2, any dataset) gets no note."""
+    with caplog.at_level("INFO", logger="tfm.runs"):
+        read_run_config(tiny_run[0])
+    assert "format" not in caplog.text
+    run_dir = copy_run(tiny_run[0], tmp_path)
+    with open(os.path.join(run_dir, "config.json")) as f:
+        record = json.load(f)
+    old = {"tfm_version": "0.1.0", "format": 1, "model": "transformer", "model_config": record["model"],
+           "data": {**record["data"], "vocab_size": record["data"]["subwords"]}, "training": record["training"]}
+    with open(os.path.join(run_dir, "config.json"), "w") as f:
+        json.dump(old, f)
+    with caplog.at_level("INFO", logger="tfm.runs"):
+        read_run_config(run_dir)
+    assert "format 1 (tfm 0.1.0), read as format 2" in caplog.text
+
+
 def test_a_run_folder_of_format_1_loads_and_resumes(tiny_run, tmp_path):
     """A run folder written by tfm before the config split (config.json format 1, built here by hand as
     `run_record` wrote it then) loads with the same settings and weights, and resumes."""
@@ -235,33 +252,16 @@ def _assert_same_state(got, want):
         np.testing.assert_array_equal(got[path], want[path], err_msg=path)
 
 
-def test_killed_and_resumed_run_equals_the_uninterrupted_one(numbers_files, tmp_path, monkeypatch):
-    """1 epoch, then the same command resumed to 2 == 2 epochs in one call: bitwise, weights, Adam's
-    moments and step counter, and the history (loss, learning rate, iterations).
-
-    Bitwise only with the batch order fixed. An uninterrupted run's epoch 2 is its dataset's second
-    pass, reshuffled (`reshuffle_each_iteration`); a resumed session's epoch 2 is a new dataset's
-    first pass, which tfm seeds on purpose with `stream_seed(seed, 1)` (reseeded with `seed`, it
-    would replay epoch 1's order and dropout masks: test_resumed_run_draws_new_batches_and_masks).
-    With shuffling or dropout the two runs therefore see different batches and masks and agree in
-    distribution only; with `steps_per_epoch` the resumed session also starts its data from the
-    beginning. So here dropout is 0, an epoch is one pass, and the shuffle is turned off (the
-    remaining randomness): then what the backup restores is all a run carries from one session to
-    the next, and the resumed session starts from exactly the state the first one ended with. (A
-    session killed during epoch 2 resumes from that same backup; test_killed_during_second_epoch_...
-    kills a process for real.)
+def test_killed_and_resumed_run_equals_the_uninterrupted_one(numbers_files, tmp_path):
+    """The state a resumed session starts from is the one the first session ended with (weights, Adam's moments
+    and step counter), and the run goes on to the uninterrupted run's weights and history (loss, learning rate,
+    iterations). tests/training/test_exact_resume.py does the same with dropout, token dropout and a SIGTERM.
     """
-    import tfm.training.pipeline
-    import tfm.training
-
-    unshuffled = tfm.training.pipeline.bucket_by_token_budget
-    monkeypatch.setattr(tfm.training.pipeline, "bucket_by_token_budget",
-                        lambda *args, **kwargs: unshuffled(*args, **{**kwargs, "shuffle": False}))
     recipe = small(**numbers_files)  # dropout=0.0
     straight = train(recipe, output=str(tmp_path / "straight"), epochs=2, strategy="default", verbose=0)
 
     class FirstStep(keras.callbacks.Callback):
-        """The state at the first step of the resumed session (after BackupAndRestore, the last callback)."""
+        """The state at the first step of the resumed session (restored before `fit`)."""
         state = None
 
         def on_train_batch_begin(self, batch, logs=None):

@@ -289,6 +289,33 @@ class Recipe:
         """
         return {"model_name": self.model_name, **{part: getattr(self, part).to_dict() for part in PARTS}}
 
+    def summary(self, width=100):
+        """The recipe in a few short lines, a part each (`key=value`, wrapped at `width`): what `tfm train` logs
+        before training. The full record is the run's config.json (`to_dict`).
+
+        Args:
+            width: int. The longest line.
+
+        Returns:
+            str.
+
+        Example:
+            >>> text = Recipe.preset("tiny").summary()
+            >>> print(text.splitlines()[0])
+            transformer recipe:
+            >>> max(len(line) for line in text.splitlines()) <= 100, [line.split()[0] for line in text.splitlines()
+            ...                                                          if not line.startswith("    ")][1:]
+            (True, ['model:', 'data:', 'training:', 'decoding:'])
+        """
+        import textwrap
+
+        lines = [f"{self.model_name} recipe:"]
+        for part in PARTS:
+            items = " ".join(f"{key}={value}" for key, value in getattr(self, part).to_dict().items())
+            lines += textwrap.wrap(items, width=width, initial_indent=f"  {part + ':':<10}",
+                                   subsequent_indent=" " * 4, break_long_words=True, break_on_hyphens=False)
+        return "\n".join(lines)
+
     @classmethod
     def from_dict(cls, values, ignore_unknown=False):
         """The recipe `to_dict` wrote; a part it lacks takes its defaults.

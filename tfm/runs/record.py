@@ -80,7 +80,7 @@ def read_run_config(run_dir):
     except (ValueError, TypeError) as error:
         raise ValueError(f"{path}: {error}: it was edited or damaged; {restore}, or put back the value tfm train "
                          "wrote") from None
-    if upgraded is not info:
+    if info["format"] != RECORD_FORMAT:
         logger.info("%s: format 1 (tfm %s), read as format %d", path, info.get("tfm_version", "?"), RECORD_FORMAT)
     return upgraded
 

@@ -13,7 +13,7 @@ import time
 import keras
 import numpy as np
 
-from tfm.runs import checkpoints, files
+from tfm.runs import checkpoints, files, resume
 from tfm.runs.record import read_rows, write_rows
 
 _clock = time.perf_counter  # TrainingBudget's clock (a test gives it a fake one)
@@ -111,21 +111,22 @@ class EpochCheckpoint(keras.callbacks.Callback):
             os.remove(old)
 
 
-class RunBackup(keras.callbacks.BackupAndRestore):
-    """Keras' `BackupAndRestore` (`RUN/backup/`: weights, optimizer moments and step), written whole or not at all.
+class RunBackup(keras.callbacks.Callback):
+    """The training state of the last finished epoch in `RUN/backup/`, written whole or not at all: what a resumed
+    session needs to go on exactly as the uninterrupted run would have.
 
-    Keras overwrites `latest.weights.h5` in place, so a full disk, a file-size limit or a
-    kill during the write leaves half a file whose header still passes for whole, which the
-    next session would load (and crash on). Here, at the end of each epoch:
+    `latest.weights.h5` holds the weights and the optimizer's variables (Adam's moments, the step counter);
+    `training_metadata.json` the epochs finished, the size and SHA-256 of those weights, and the random state
+    (`random_state`: every Keras `SeedGenerator`'s state, so dropout and token dropout draw the masks they would
+    have drawn). `restore_backup` reads it back before `fit`. At the end of each epoch:
 
-    1. the weights (Keras' `save_weights`) are written to a temporary file, fsynced;
-    2. only then is the current pair renamed over the older copy (`*.bkp`), the new file
-       renamed into place;
+    1. the weights are written to a temporary file, fsynced;
+    2. only then is the current pair renamed over the older copy (`*.bkp`), the new file renamed into place;
     3. `training_metadata.json` is written last, with the size and SHA-256 of its weights.
 
-    A failure at any step leaves a pair whose metadata matches its weights, which
-    `tfm.runs.resume.verify_backup` finds (and names) before Keras restores it, and the older
-    copy stays until the new one is whole (so the disk holds a third backup for a moment).
+    A failure at any step leaves a pair whose metadata matches its weights, which `tfm.runs.resume.verify_backup`
+    finds (and names) before a session restores it, and the older copy stays until the new one is whole (so the
+    disk holds a third backup for a moment). Folders written by Keras' `BackupAndRestore` (tfm before 0.1) read too.
 
     Args:
         backup_dir: str. `RUN/backup`, or a non-chief worker's own folder.
@@ -133,33 +134,96 @@ class RunBackup(keras.callbacks.BackupAndRestore):
     Example:
         >>> import tempfile
         >>> tmp = tempfile.TemporaryDirectory()
-        >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dropout(0.5), keras.layers.Dense(1)])
         >>> model.compile(optimizer="sgd", loss="mse")
         >>> x, y = np.ones((4, 2)), np.ones((4, 1))
         >>> backup = os.path.join(tmp.name, "backup")
         >>> _ = model.fit(x, y, epochs=2, verbose=0, callbacks=[RunBackup(backup)])
         >>> sorted(os.listdir(backup))   # the last epoch's state, and the one before it
         ['latest.weights.h5', 'latest.weights.h5.bkp', 'training_metadata.json', 'training_metadata.json.bkp']
-        >>> json.load(open(os.path.join(backup, "training_metadata.json")))["epoch"]   # epochs finished
-        2
+        >>> metadata = json.load(open(os.path.join(backup, "training_metadata.json")))
+        >>> metadata["epoch"], len(metadata["random_state"])   # epochs finished; the dropout layer's seed state
+        (2, 1)
     """
 
     def __init__(self, backup_dir):
-        super().__init__(backup_dir, double_checkpoint=True, delete_checkpoint=False)
+        super().__init__()
+        self.backup_dir = backup_dir
 
-    def _save_model(self):
+    def on_epoch_end(self, epoch, logs=None):
+        self.save(epoch + 1)
+
+    def save(self, epochs):
+        """Writes the model's training state as that of `epochs` finished epochs."""
         files.make_folder(self.backup_dir)
-        latest, metadata = self._weights_path, self._training_metadata_path
-        previous, previous_metadata = self._prev_weights_path, self._prev_training_metadata_path
+        latest = os.path.join(self.backup_dir, resume.BACKUP_WEIGHTS)
+        metadata = os.path.join(self.backup_dir, resume.BACKUP_METADATA)
 
         def keep_previous():  # the new weights are whole on the disk: the current pair becomes the older copy
-            for path, older in ((latest, previous), (metadata, previous_metadata)):
+            for path in (latest, metadata):
                 if os.path.exists(path):
-                    os.replace(path, older)
+                    os.replace(path, path + ".bkp")
 
         written = checkpoints.save_weights(self.model, latest, before_replace=keep_previous)  # {"bytes", "sha256"}
-        record = {"epoch": self._current_epoch, "batch": self._last_batch_seen, "weights": written}
+        record = {"epoch": int(epochs), "batch": 0, "weights": written, "random_state": random_state(self.model)}
         files.write_atomic(metadata, json.dumps(record))
+
+
+def _random_variables(model):
+    """The variables of `model` that are random state, not weights: its `SeedGenerator`s' states, in build order."""
+    weights = {id(variable) for variable in model.weights}
+    return [variable for variable in model.non_trainable_variables if id(variable) not in weights]
+
+
+def random_state(model):
+    """Every Keras `SeedGenerator` state of `model` (dropout, token dropout), as JSON lists in build order: with the
+    weights and the optimizer, what decides the rest of a training run.
+
+    Example:
+        >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dropout(0.5, seed=7)])
+        >>> random_state(model)   # [seed, draws so far] per generator
+        [[7, 0]]
+    """
+    return [np.asarray(keras.ops.convert_to_numpy(variable)).tolist() for variable in _random_variables(model)]
+
+
+def restore_backup(model, backup_dir):
+    """Loads `RunBackup`'s state into `model` (compiled, its optimizer built): weights, optimizer variables and,
+    when the metadata holds it, the random state. Returns whether the random state was restored (a backup of tfm
+    before the exact resumption, or Keras' own, holds none: the session then draws other dropout masks).
+
+    Args:
+        model: the compiled `keras.Model` the backup was written from (same config).
+        backup_dir: str. `RUN/backup` after `tfm.runs.resume.verify_backup`.
+
+    Example:
+        >>> import tempfile
+        >>> backup = os.path.join(tempfile.mkdtemp(), "backup")
+        >>> def compiled():
+        ...     model = keras.Sequential([keras.Input((2,)), keras.layers.Dropout(0.5), keras.layers.Dense(1)])
+        ...     model.compile(optimizer="adam", loss="mse")
+        ...     model.optimizer.build(model.trainable_variables)
+        ...     return model
+        >>> trained = compiled()
+        >>> _ = trained.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=2, verbose=0, callbacks=[RunBackup(backup)])
+        >>> fresh = compiled()
+        >>> restore_backup(fresh, backup)
+        True
+        >>> random_state(fresh) == random_state(trained), int(fresh.optimizer.iterations)
+        (True, 2)
+    """
+    model.load_weights(os.path.join(backup_dir, resume.BACKUP_WEIGHTS))
+    try:
+        with open(os.path.join(backup_dir, resume.BACKUP_METADATA)) as f:
+            state = json.load(f).get("random_state")
+    except (OSError, ValueError, AttributeError):
+        state = None
+    variables = _random_variables(model)
+    if not isinstance(state, list) or len(state) != len(variables):
+        return False
+    for variable, value in zip(variables, state, strict=True):
+        variable.assign(np.asarray(value, dtype=variable.dtype))
+    return True
 
 
 class NaNGuard(keras.callbacks.TerminateOnNaN):

@@ -20,7 +20,10 @@ data side in `tfm.training.pipeline`, strategies and precision in `tfm.training.
 averaging in `tfm.training.averaging`.
 
 Running the same command again on a RUN resumes it from the last finished epoch (a
-run killed during an epoch loses that epoch only) and trains up to `epochs`. A
+run killed during an epoch loses that epoch only) and trains up to `epochs`, exactly as the uninterrupted run
+would have: the backup holds the weights, the optimizer's moments and step and every dropout layer's random state,
+and epoch `e`'s batches are drawn as the uninterrupted run's epoch `e` (`continue_batches`), so the history and
+weights come out the same (on the same kind of machine and number of devices: docs/guides/training.md). A
 RUN made with a different model, data or training recipe is refused, naming the
 fields that differ (`tfm.runs.config_differences`); the seed, strategy, precision, XLA switch, epochs, steps,
 checkpoints kept, validation and the decoding part may change between sessions. A resumed session checks what it continues from: the
@@ -37,7 +40,6 @@ files a later session trusts as they were.
 import contextlib
 import dataclasses
 import importlib.util
-import json
 import logging
 import os
 import shutil
@@ -46,14 +48,12 @@ import warnings
 import keras
 import tensorflow as tf
 
-from tfm import __version__
+from tfm import __version__, runs
 from tfm.config import DataConfig, Recipe, Seq2SeqConfig, TrainingConfig, TransformerConfig
 from tfm.data.datasets import DATASET_NAMES
-from tfm.models.seq2seq import Seq2Seq
-from tfm.models.transformer import Transformer
-from tfm import runs
+from tfm.models import model_class
 from tfm.runs import resume
-from tfm.training.callbacks import EpochCheckpoint, EpochProgressBar, HistoryCSV, NaNGuard, RunBackup
+from tfm.training.callbacks import EpochCheckpoint, EpochProgressBar, HistoryCSV, NaNGuard, RunBackup, restore_backup
 from tfm.training.distribute import make_strategy, multi_worker_fit_scope, planned_role, precision_policy
 from tfm.training.losses import LabelSmoothedCrossEntropy
 from tfm.training.metrics import MaskedAccuracy
@@ -196,8 +196,8 @@ def _start_run(run_dir, recipe, is_chief):
 
 # Steps 6-7: datasets and the compiled model --------------------------------------------
 def _model(config):
-    """The built model of a model config: `Transformer` or `Seq2Seq`, by the config's type."""
-    return (Transformer if isinstance(config, TransformerConfig) else Seq2Seq).from_preset(config)
+    """The built model of a model config (`tfm.models.model_class`)."""
+    return model_class(config).from_preset(config)
 
 
 def compile_model(recipe, strategy):
@@ -305,7 +305,7 @@ def train(model="tiny", data=None, training=None, *, output, epochs=10, strategy
         (1, ['epoch_001.weights.h5'])
         >>> read_history(result.run_dir)["epoch"]
         [0]
-        >>> model = Transformer.from_preset(result.run_dir)   # what tfm translate / evaluate read
+        >>> model = model_class(recipe.model).from_preset(result.run_dir)   # what tfm translate / evaluate read
 
         Real runs, as the CLI starts them (`tfm train ...`):
 
@@ -318,7 +318,8 @@ def train(model="tiny", data=None, training=None, *, output, epochs=10, strategy
         raise ValueError(f"epochs={epochs}: train at least 1 epoch")
     recipe = resolve_recipe(model, data, training)
     run_dir = os.path.abspath(output)
-    logger.info("tfm %s: %s", __version__, json.dumps(recipe.to_dict(), sort_keys=True))
+    logger.info("tfm %s, %s (every setting: %s)", __version__, recipe.summary(),
+                os.path.join(output, runs.CONFIG_FILE))
     requested = runs.run_record(recipe)
     _existing_run(run_dir, requested)  # refused here, before waiting for a lock or a cluster
     is_chief, worker = planned_role(strategy)
@@ -369,15 +370,13 @@ def _train_session(run_dir, recipe, requested, strategy, epochs, verbose, callba
         resume.verify_history(run_dir, done_before)  # a row per finished epoch before this session adds to it
     if done_before >= epochs:
         logger.info("%s has finished %d epochs already (--epochs %d): nothing to train", run_dir, done_before, epochs)
-        model_class = Transformer if isinstance(recipe.model, TransformerConfig) else Seq2Seq
-        model = model_class.from_preset(run_dir if standing.checkpoint else recipe.model, checkpoint="latest")
+        model = model_class(recipe.model).from_preset(run_dir if standing.checkpoint else recipe.model,
+                                                      checkpoint="latest")
         return TrainResult(model=model, tokenizer=tokenizer, recipe=recipe, history={}, initial_epoch=done_before,
                            epochs=done_before, run_dir=run_dir)
     if done_before:
         logger.info("resuming after epoch %d, from %s", done_before,
                     backup_dir if standing.from_backup else os.path.basename(standing.checkpoint[1]))
-        recipe = recipe.replace(seed=stream_seed(recipe.training.seed, done_before))
-        keras.utils.set_random_seed(recipe.training.seed)
 
     training = recipe.training
     train_batches, val_batches = make_datasets(recipe.data, tokenizer, training, strategy.num_replicas_in_sync)
@@ -385,9 +384,15 @@ def _train_session(run_dir, recipe, requested, strategy, epochs, verbose, callba
     logger.info("%s: %s parameters, %s, %s, %d replica(s)%s", recipe.model_name, f"{model.count_params():,}",
                 precision_policy(training.mixed_precision), strategy.__class__.__name__,
                 strategy.num_replicas_in_sync, ", XLA" if training.xla else "")
-    initial_epoch = 0
-    if standing.checkpoint and not standing.from_backup:
+    initial_epoch = done_before
+    if standing.from_backup:
+        if not restore_backup(model, backup_dir):
+            logger.warning("%s holds no random state (written by an older tfm): the epochs from %d on draw other "
+                           "dropout masks than an uninterrupted run would", backup_dir, done_before + 1)
+    elif standing.checkpoint:
         initial_epoch = restore_from_checkpoint(run_dir, standing.checkpoint, model, shadow)
+    steps_done = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
+    train_batches = continue_batches(train_batches, initial_epoch, steps_done, training)
     fit_callbacks = _run_callbacks(run_dir, backup_dir, training, shadow, is_chief, callbacks)
     if verbose:  # the progress bar's total from the first epoch on (the batches themselves untouched)
         steps = count_batches(recipe.data, tokenizer, training, strategy.num_replicas_in_sync)
@@ -409,15 +414,42 @@ def _train_session(run_dir, recipe, requested, strategy, epochs, verbose, callba
                        initial_epoch=done_before, epochs=finished, run_dir=run_dir)
 
 
-def stream_seed(seed, done_before):
-    """The shuffle and dropout seed of a session that starts after `done_before` epochs: reseeded with `seed` alone,
-    a resumed run would replay the first epochs' batches and dropout masks, which the model has fitted already.
+def continue_batches(train_batches, epochs_done, steps_done, training):
+    """The training batches of a session that starts after `epochs_done` finished epochs (`steps_done` optimizer
+    steps), as the uninterrupted run would go on with them: what epoch `e` trains on is a function of the seed and
+    `e` alone, never of how many epochs this process has run.
+
+    The batches shuffle anew each pass (`reshuffle_each_iteration`): each pass draws the next order from the
+    dataset's seed. `fit` starts a pass per epoch, so a session that starts at epoch `e` first draws the `e` orders
+    the finished epochs used (an iterator made and dropped draws one and reads nothing). With `steps_per_epoch`,
+    epochs run on through a repeated stream: the finished steps' batches are skipped.
+
+    Args:
+        train_batches: the `make_datasets` training batches (built with the run's seed, in this session).
+        epochs_done: int. Epochs finished before this session (`model.fit`'s `initial_epoch`).
+        steps_done: int. Optimizer steps taken so far (the restored `optimizer.iterations`).
+        training: `TrainingConfig` (`steps_per_epoch`).
+
+    Returns:
+        The batches to give `model.fit`.
 
     Example:
-        >>> stream_seed(0, 0), stream_seed(0, 3), stream_seed(7, 3)
-        (0, 3, 7000024)
+        >>> from tfm.config import TrainingConfig
+        >>> def shuffled():   # a dataset that reshuffles each pass, seeded
+        ...     return tf.data.Dataset.range(6).shuffle(6, seed=1, reshuffle_each_iteration=True)
+        >>> tf.random.set_seed(0)
+        >>> straight = shuffled()
+        >>> orders = [list(straight.as_numpy_iterator()) for _ in range(3)]   # epochs 0, 1, 2 in one session
+        >>> tf.random.set_seed(0)
+        >>> resumed = continue_batches(shuffled(), 2, 12, TrainingConfig())   # a new session after 2 epochs
+        >>> list(resumed.as_numpy_iterator()) == orders[2]
+        True
     """
-    return (seed * 1_000_003 + done_before) % (2**31 - 1) if done_before else seed
+    if training.steps_per_epoch:
+        return train_batches.skip(int(steps_done))
+    for _ in range(int(epochs_done)):
+        iter(train_batches)
+    return train_batches
 
 
 def restore_from_checkpoint(run_dir, checkpoint, model, shadow):
@@ -452,7 +484,8 @@ def restore_from_checkpoint(run_dir, checkpoint, model, shadow):
     except (IndexError, KeyError, TypeError, ValueError):
         iterations = None
     model.optimizer.iterations.assign(iterations or 0)
-    logger.warning("no training state in %s: continuing from %s with fresh optimizer moments at step %s",
+    logger.warning("no training state in %s: continuing from %s with fresh optimizer moments and dropout draws at "
+                   "step %s (the run goes on, but no longer as the uninterrupted one would)",
                    os.path.join(run_dir, runs.BACKUP_DIR), os.path.basename(path),
                    iterations if iterations is not None else
                    f"0 ({runs.HISTORY_FILE} records no step count for epoch {epoch}: the learning-rate schedule "
