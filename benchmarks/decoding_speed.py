@@ -42,8 +42,8 @@ def recompute_decoder(model):
     import tensorflow as tf
 
     from tfm.decoding import ModelDecodable
-    from tfm.models import DecodingState
     from tfm.decoding.model_adapter import repeat_rows
+    from tfm.models import DecodingState
 
     class RecomputeDecoder(ModelDecodable):
         def start(self, source_ids, max_steps=None, use_cache=True):
@@ -134,7 +134,7 @@ def main(argv=None):
         same = {name: bool(np.array_equal(out, reference)) for name, out in outputs.items()}
         tokens = float(np.mean(np.sum(reference != 0, axis=1)))
 
-        def measure(name, fn_map=searches):
+        def measure(name, fn_map=searches, ids=ids):
             return sentences / timed(lambda: fn_map[name](ids).sequences.numpy(), args.repeats)
 
         per_round = alternate(list(CANDIDATES), rounds, measure)

@@ -111,8 +111,8 @@ def table(run_dir, args):
     import ctranslate2
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (the SavedModel's SentencePiece ops)
-
     from beam_step_profile import int8_matmuls, print_int8_matmuls, print_profile, profile_search
+
     from tfm import runs
     from tfm.data.preprocess import preprocess
     from tfm.decoding import Translator

@@ -61,11 +61,11 @@ def main(argv=None):
     if args.data_dir or os.environ.get("TFM_DATA_DIR"):
         os.environ["TFM_DATA_DIR"] = args.data_dir or os.environ["TFM_DATA_DIR"]
 
-    from tfm.training.averaging import average_checkpoints
     from tfm.data.preprocess import run_preprocess
-    from tfm.decoding.bleu import evaluate, split_pairs
     from tfm.decoding import Translator
+    from tfm.decoding.bleu import evaluate, split_pairs
     from tfm.runs import epoch_checkpoints, read_run_config
+    from tfm.training.averaging import average_checkpoints
 
     info = read_run_config(args.run)
     on_disk = [epoch for epoch, _ in epoch_checkpoints(args.run)]

@@ -45,8 +45,10 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result  # noqa: E402
-from common import use_mixed_precision  # noqa: E402  the --precision rule
+from common import (
+    save_result,  # noqa: E402
+    use_mixed_precision,  # noqa: E402  the --precision rule
+)
 
 MODELS = {"transformer": "Transformer, parse_small (4 layers, d 256, pre-LN)",
           "bahdanau": "Bahdanau seq2seq (LSTM 256, additive attention)"}
@@ -101,15 +103,14 @@ def model_overrides(assignments, model):
 
 
 def run_model(name, args, gold, curves, train_sentences=None):
-    from tfm.training.averaging import average_checkpoints
-    from tfm.parsing.treebank import SPLIT_SIZES
-    from tfm.decoding.bleu import split_pairs
-    from tfm.parsing import DATASET_LEAVES
     from tfm.config import Recipe, apply_overrides
-    from tfm.parsing import evaluate_parsing
     from tfm.decoding import Translator
+    from tfm.decoding.bleu import split_pairs
+    from tfm.parsing import DATASET_LEAVES, evaluate_parsing
+    from tfm.parsing.treebank import SPLIT_SIZES
     from tfm.runs import epoch_checkpoints, read_run_config
     from tfm.training import train
+    from tfm.training.averaging import average_checkpoints
 
     overrides = model_overrides(args.set, name)
     # With --set the preset's description would be wrong: the label names the changes instead.
@@ -204,9 +205,8 @@ def main(argv=None):
     if args.quick:
         args.budget = 60
     args.data_dir = args.data_dir or os.environ.get("TFM_DATA_DIR")
-    from tfm.parsing.treebank import SPLIT_SIZES, ptb_parse_trees
-
     from tfm.config import Recipe, apply_overrides
+    from tfm.parsing.treebank import SPLIT_SIZES, ptb_parse_trees
 
     try:
         for name in args.models:  # a config that cannot be built fails here, not after an hour of training

@@ -160,9 +160,9 @@ def main(argv=None):
 
     import numpy as np
 
-    from tfm.parsing.treebank import ptb_parse_pairs
     from tfm.config import Recipe, apply_overrides
     from tfm.decoding import Translator
+    from tfm.parsing.treebank import ptb_parse_pairs
     from tfm.training import train
 
     try:

@@ -66,11 +66,11 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
     `curve_sentences` validation pairs with the epoch's weights (not counted as training
     time) and stops once `budget` seconds of training have passed (None: never). Appends
     `(seconds, BLEU)` to `points`."""
-    from tfm.training.callbacks import TrainingBudget
     from tfm.data.preprocess import preprocess, run_preprocess
     from tfm.decoding import Translator
     from tfm.decoding.bleu import score, split_pairs
     from tfm.runs import read_run_config
+    from tfm.training.callbacks import TrainingBudget
 
     state = {}
 
@@ -100,13 +100,13 @@ def budget_callback(run_dir, budget, curve_sentences, label, points):
 def run_model(name, args, curves):
     import shutil
 
-    from tfm.decoding.bleu import evaluate, split_pairs
-    from tfm.training.averaging import average_checkpoints
-    from tfm.data.preprocess import run_preprocess
     from tfm.config import Recipe, apply_overrides
+    from tfm.data.preprocess import run_preprocess
     from tfm.decoding import Translator
+    from tfm.decoding.bleu import evaluate, split_pairs
     from tfm.runs import epoch_checkpoints, read_run_config
     from tfm.training import train
+    from tfm.training.averaging import average_checkpoints
 
     label, model, overrides = RECIPES[name]
     if args.set:  # a search candidate: the recipe with more overrides, labelled by them

@@ -75,8 +75,8 @@ def compare_weights(first, second):
 def translations(run_dir, sentences):
     """Greedy translations of the first validation sentences and their BLEU (Moses lc)."""
     from tfm.data.preprocess import run_preprocess
-    from tfm.decoding.bleu import evaluate, split_pairs
     from tfm.decoding import Translator
+    from tfm.decoding.bleu import evaluate, split_pairs
     from tfm.runs import read_run_config
 
     loaded = Translator.from_run(run_dir, checkpoint="latest")
@@ -110,8 +110,7 @@ def main(argv=None):
         return 2
     os.environ["TFM_DATA_DIR"] = os.path.abspath(data_dir)
 
-    from tfm.runs import read_history
-    from tfm.runs import latest_checkpoint
+    from tfm.runs import latest_checkpoint, read_history
 
     scratch = tempfile.mkdtemp(prefix="tfm_reproducibility_")
     runs, seconds = [os.path.join(scratch, name) for name in ("first", "second")], []

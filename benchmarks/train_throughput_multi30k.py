@@ -100,8 +100,7 @@ def main(argv=None):
     import tensorflow as tf
 
     import tfm
-    from tfm.data import (bucket_by_token_budget, length_report, load_multi30k, pad_to_fixed_length,
-                          train_tokenizer)
+    from tfm.data import bucket_by_token_budget, length_report, load_multi30k, pad_to_fixed_length, train_tokenizer
 
     try:
         pairs = load_multi30k("train", args.source_lang, args.target_lang, data_dir=data_dir, download=False)

@@ -10,10 +10,10 @@ import doctest
 import importlib
 import inspect
 import pkgutil
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 import tfm
 import tfm.layers

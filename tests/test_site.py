@@ -102,7 +102,7 @@ class _Page(html.parser.HTMLParser):
                 self.refs.append((tag, key, attrs[key], attrs.get("rel")))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def parse(path):
     page = _Page()
     page.feed(pathlib.Path(path).read_text(encoding="utf-8"))

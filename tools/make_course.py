@@ -75,9 +75,10 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import shown_code  # noqa: E402
 import tempfile
 import time
+
+import shown_code  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"

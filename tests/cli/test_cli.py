@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from tfm.cli import commands as cli
-from tfm.decoding import bleu
 from tfm.config import Recipe
+from tfm.decoding import bleu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

@@ -6,8 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from tfm.config import fidelity
-from tfm.config import Recipe, TransformerConfig
+from tfm.config import Recipe, TransformerConfig, fidelity
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join(ROOT, "docs", "paper_fidelity.md")
@@ -73,8 +72,9 @@ def test_rows_read_the_live_code():
                         base.head_value_dim if field == "value_dim" else getattr(base, field))
     for part, field in (("training", "warmup_steps"), ("decoding", "beam_size"), ("data", "subwords")):
         assert _row(table, field, "base").code == getattr(getattr(recipe, part), field)
-    from tfm.decoding.beam import beam_search
     import inspect
+
+    from tfm.decoding.beam import beam_search
 
     defaults = inspect.signature(beam_search).parameters
     assert _row(table, "beam_search(beam_size)").code == defaults["beam_size"].default

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tfm.config import DataConfig
-from tfm.data.preprocess import validate_preprocess, detokenize, moses_lc, preprocess, run_preprocess
+from tfm.data.preprocess import detokenize, moses_lc, preprocess, run_preprocess, validate_preprocess
 
 
 def test_moses_lc_by_hand():

@@ -15,10 +15,8 @@ import tensorflow as tf
 
 import tfm.runs
 from tfm.cli import commands as cli
-from tfm.decoding import input_rule
+from tfm.decoding import Translator, input_rule, text_ops
 from tfm.serving import saved_model as tfm_export
-from tfm.decoding import Translator
-from tfm.decoding import text_ops
 
 # (input, what the rule makes of it). Whitespace only separates words; other characters stay.
 CASES = [

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from keras import ops
 
+from tfm.config import Seq2SeqConfig
 from tfm.data.synthetic import sequence_task_ids
+from tfm.models.decoding_state import DecodingState
+from tfm.models.seq2seq import Seq2Seq
 from tfm.training.losses import LabelSmoothedCrossEntropy
 from tfm.training.metrics import MaskedAccuracy
-from tfm.models.decoding_state import DecodingState
-from tfm.config import Seq2SeqConfig
-from tfm.models.seq2seq import Seq2Seq
 
 V = 12
 SMALL = dict(vocab_size=V, embedding_dim=8, units=12)

@@ -61,8 +61,8 @@ def test_train_and_evaluate_a_parser(treebank_data_dir, tmp_path, capsys):
     assert scores["constrained"] is True
     import nltk
 
-    from tfm.parsing.treebank import ptb_parse_trees
     from tfm.parsing import TreeConstraint
+    from tfm.parsing.treebank import ptb_parse_trees
 
     # The constraint counts each sentence's words from its subwords: right for every test sentence.
     all_gold = ptb_parse_trees("test", treebank_data_dir, download=False)

@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 from training_helper import ROOT, child_env, copy_run, train_argv
 
+from tfm import runs
 from tfm.cli import commands as cli
 from tfm.config import DataConfig, DecodingConfig, Recipe, TrainingConfig
 from tfm.models import Transformer
-from tfm import runs
 from tfm.runs import files, resume
 from tfm.training.callbacks import RunBackup
 

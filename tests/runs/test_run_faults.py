@@ -20,11 +20,11 @@ import time
 
 import keras
 import pytest
+from training_helper import ROOT, child_env, copy_run, fail_fsync, free_ports, train_argv
 
 from tfm import runs
 from tfm.cli import commands as cli
 from tfm.runs import files
-from training_helper import ROOT, child_env, copy_run, fail_fsync, free_ports, train_argv
 
 CHILD_TIMEOUT = 300
 

@@ -13,12 +13,12 @@ import os
 
 import keras
 import pytest
+from training_helper import RUN, copy_run, fail_fsync, small_recipe, train_argv
 
 from tfm import runs
 from tfm.cli import commands as cli
 from tfm.models import Transformer
 from tfm.training import train
-from training_helper import RUN, copy_run, fail_fsync, small_recipe, train_argv
 
 
 def truncate(path, keep=0.5):

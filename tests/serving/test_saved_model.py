@@ -13,9 +13,9 @@ import tensorflow as tf
 from model_variants import build_variant, is_bf16
 
 import tfm
+from tfm.decoding import Translator
 from tfm.serving import saved_model as tfm_export
 from tfm.serving.metadata import METADATA_FILE, read_metadata
-from tfm.decoding import Translator
 
 BIN = os.path.dirname(sys.executable)
 BEAM = 2

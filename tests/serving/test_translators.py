@@ -12,8 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from tfm.decoding import Translator
-from tfm.decoding import input_rule
+from tfm.decoding import Translator, input_rule
 from tfm.serving.saved_model import export_saved_model
 from tfm.serving.saved_model_translator import SavedModelTranslator
 

@@ -149,8 +149,8 @@ def test_train_sentences_keeps_the_first_training_pairs_only(tmp_path):
     """`DataConfig.train_sentences` (learning curves): the training split is its first N pairs, the
     validation split whole; bad values are refused by name; an older config.json without it resumes."""
     from tfm.config import DataConfig
-    from tfm.training.pipeline import load_pairs
     from tfm.runs import config_differences, run_record
+    from tfm.training.pipeline import load_pairs
 
     (tmp_path / "s.en").write_text("".join(f"source {i}\n" for i in range(10)))
     (tmp_path / "t.de").write_text("".join(f"target {i}\n" for i in range(10)))

@@ -11,6 +11,7 @@ import time
 import keras
 import numpy as np
 import pytest
+from training_helper import copy_run, free_ports
 
 import tfm
 from tfm.cli import commands as cli
@@ -23,7 +24,6 @@ from tfm.runs import epoch_checkpoints, latest_checkpoint, read_history, read_ru
 from tfm.training import train
 from tfm.training.averaging import average_checkpoints
 from tfm.training.callbacks import HistoryCSV, NaNGuard
-from training_helper import copy_run, free_ports
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

@@ -42,8 +42,8 @@ def child(spec):
 
     import tfm.training
     from tfm.config import Recipe
-    from tfm.training.pipeline import load_pairs
     from tfm.runs import read_run_config
+    from tfm.training.pipeline import load_pairs
 
     seen = {}
     make_datasets = tfm.training.trainer.make_datasets
@@ -159,7 +159,7 @@ def test_split_evenly_cuts_part_filled_batches_to_a_multiple_of_the_replicas():
 
     sizes = [4, 3, 1, 2, 5]  # full batches of 4, then the part-filled ends of buckets
     batches = tf.data.Dataset.from_generator(
-        lambda: ((((np.full((b, 3), b), np.full((b, 2), b)), np.full((b, 2), b)) for b in sizes)),
+        lambda: (((np.full((b, 3), b), np.full((b, 2), b)), np.full((b, 2), b)) for b in sizes),
         output_signature=((tf.TensorSpec((None, 3), tf.int32), tf.TensorSpec((None, 2), tf.int32)),
                           tf.TensorSpec((None, 2), tf.int32)))
     cut = [(source.shape[0], target_in.shape[0], target_out.shape[0], int(source[0, 0]))

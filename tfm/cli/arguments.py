@@ -8,8 +8,7 @@ only, plus `tfm.config`, so `tfm --help` starts no TensorFlow.
 import argparse
 import dataclasses
 
-from tfm.config import MODELS, Recipe, TransformerConfig, apply_overrides
-from tfm.config import validation
+from tfm.config import MODELS, Recipe, TransformerConfig, apply_overrides, validation
 
 
 # Argument types: a bad value is refused by argparse, with the flag named, by the rule the configs and the library

@@ -28,8 +28,8 @@ import sys
 from tfm.config.configs import TransformerConfig
 from tfm.config.paper_settings import (
     DIFFERENCES,
-    NOTES,
     NOT_IN_PAPER,
+    NOTES,
     PAPER_CONVENTIONS,
     PAPER_FUNCTION_DEFAULTS,
     PAPER_MODEL,

@@ -19,7 +19,6 @@ import difflib
 import json
 import typing
 
-
 # A model config field's metadata key: "fixed" (it decides what trained weights compute: a checkpoint is refused by a
 # model whose value differs) or "free" (a trained model may change it: regularisation, the lengths it takes).
 ON_TRAINED_MODEL = "on_trained_model"

@@ -33,7 +33,7 @@ def validate_preprocess(method):
     return method
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _moses(lang):
     from sacremoses import MosesDetokenizer, MosesPunctNormalizer, MosesTokenizer
 

@@ -81,13 +81,7 @@ from tfm.exercises.architecture import check_parameter_count, check_receptive_fi
 from tfm.exercises.attention import check_additive_score, check_general_score, check_scaled_dot_product_attention
 from tfm.exercises.batching import check_bucket_batch_sizes, check_target_shift
 from tfm.exercises.course_runs import machine_description, print_beside_published, published_summary
-from tfm.exercises.decoding import (
-                                     beam_step_reference,
-                                     check_beam_step,
-                                     check_clipped_precision,
-                                     check_length_penalty,
-                                     clipped_precision_reference,
-)
+from tfm.exercises.decoding import check_beam_step, check_clipped_precision, check_length_penalty
 from tfm.exercises.heads import check_merge_heads, check_split_heads
 from tfm.exercises.masks import check_causal_mask, check_padding_mask
 from tfm.exercises.parsing import check_linearize_tree

@@ -21,3 +21,8 @@ from tfm.layers.scaled_dot_product_attention import (
 )
 from tfm.layers.token_dropout import TokenDropout
 from tfm.layers.token_embedding import TokenEmbedding
+
+__all__ = ["Attention", "AttentionScore", "BahdanauAttention", "Decoder", "DecoderLayer", "Encoder", "EncoderLayer",
+           "FeedForward", "LuongAttention", "MultiHeadAttention", "PositionalEmbedding", "PositionalEncoding",
+           "RNNDecoder", "RNNEncoder", "TokenDropout", "TokenEmbedding", "attention_weights", "masked_softmax",
+           "positional_encoding", "scaled_dot_product_attention"]

@@ -48,8 +48,8 @@ import os
 
 import numpy as np
 
-from tfm.serving.export_folder import atomic_folder, validate_output_folder
 from tfm.serving.ctranslate2_translator import SENTENCEPIECE_FILE, import_ctranslate2
+from tfm.serving.export_folder import atomic_folder, validate_output_folder
 from tfm.serving.metadata import METADATA_FILE, resolve_model, write_metadata
 from tfm.special_tokens import END, START, UNK
 

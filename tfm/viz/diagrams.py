@@ -244,7 +244,7 @@ def draw_attention(config=None, num_heads=None, key_dim=None, scale=0.62):
     y = 1.7
     for x in (xq, xk):
         arrow(ax, (x, 0.65), (x, y - bh / 2))
-    for i, (label, color) in enumerate(steps):
+    for label, color in steps:
         lo, hi = box(ax, xc, y, 2.7, bh, label, COLORS[color])
         y_next = y + 1.15
         arrow(ax, (xc, hi), (xc, y_next - bh / 2))
