@@ -38,8 +38,9 @@ def small_recipe(**fields):
 def train_argv(output, epochs, *extra):
     """`tfm train` arguments for `train(small_recipe(validation=True), output=output, epochs=epochs, **RUN)`
     (the CLI validates on the numbers task's validation split)."""
-    argv = ["train", "--output", str(output), "--epochs", str(epochs), "--steps-per-epoch", str(SMALL["steps_per_epoch"]),
-            "--keep-checkpoints", "5", "--strategy", "default", "--vocab-size", str(SMALL["subwords"]),
+    argv = ["train", "--output", str(output), "--epochs", str(epochs),
+            "--steps-per-epoch", str(SMALL["steps_per_epoch"]), "--keep-checkpoints", "5", "--strategy", "default",
+            "--vocab-size", str(SMALL["subwords"]),
             "--max-length", str(SMALL["max_length"]), "--tokens-per-batch", str(SMALL["tokens_per_batch"])]
     argv += [arg for key in ("num_layers", "d_model", "num_heads", "d_ff", "dropout", "warmup_steps")
              for arg in ("--set", f"{key}={SMALL[key]}")]
@@ -64,6 +65,41 @@ def fail_fsync(monkeypatch, code, name):
         return real(fd)
 
     monkeypatch.setattr(os, "fsync", fsync)
+
+
+def stop_inside_second_epoch(command, run_dir, log, signum, after=0.2, timeout=300):
+    """Starts `command` (a `tfm train` into `run_dir`, output to the file `log`), waits until its first epoch is
+    backed up, lets epoch 2 run for `after` seconds, sends it `signum` (SIGTERM, SIGKILL) and waits for it to end;
+    kills it on any failure. Returns its exit status; fails when the run ended before it could be stopped."""
+    import signal
+    import subprocess
+    import time
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    metadata = os.path.join(str(run_dir), "backup", "training_metadata.json")
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, cwd=root, env=child_env(), stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + timeout
+        while time.time() < deadline and process.poll() is None:
+            try:
+                with open(metadata) as f:
+                    if json.load(f)["epoch"] == 1:  # epoch 1 is backed up: epoch 2 runs
+                        break
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.02)
+        with open(log) as f:
+            assert process.poll() is None, f"the run ended before it could be stopped:\n{f.read()[-3000:]}"
+        time.sleep(after)
+        process.send_signal(signum)
+        process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert signum != signal.SIGTERM or process.returncode != 0
+    return process.returncode
 
 
 def free_ports(n):

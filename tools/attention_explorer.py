@@ -335,6 +335,8 @@ def check_run(run_dir, output=OUTPUT, sentences=None):
         if not os.path.isfile(os.path.join(run_dir, tfm.runs.files.CONFIG_FILE)):
             raise FileNotFoundError(f"{run_dir!r} is not a tfm run folder: {tfm.runs.files.CONFIG_FILE} not found "
                                     "(make one with tfm train)")
+        from tfm.cli.commands import quiet_tensorflow_import
+
         quiet_tensorflow_import()
         recipe = run_recipe(run_dir)
     except (FileNotFoundError, NotADirectoryError, ValueError) as error:
@@ -457,28 +459,6 @@ def build(run_dir, output=OUTPUT, sentences=None, data_dir=None, decimals=DECIMA
     forbidden = {run_dir, str(ROOT), os.path.expanduser("~") if os.path.expanduser("~") != "/" else ""}
     write(data, output, forbidden=forbidden)
     return data
-
-
-def quiet_tensorflow_import():
-    """Imports TensorFlow with its C++ start-up lines (absl's, oneDNN's, CUDA's) kept off stderr, so that a refusal is
-    the one line there: TensorFlow 2.21 prints them before it reads `TF_CPP_MIN_LOG_LEVEL`, so stderr's file
-    descriptor points at /dev/null for the import only. `TF_CPP_MIN_LOG_LEVEL=0` keeps them."""
-    import importlib
-
-    if "tensorflow" in sys.modules or os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
-        return
-    try:
-        sys.stderr.flush()
-        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    except (OSError, ValueError):  # no real file descriptor 2
-        return
-    try:
-        os.dup2(devnull, 2)
-        importlib.import_module("tensorflow")
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
 
 
 def main(argv=None):

@@ -13,11 +13,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
-from training_helper import child_env
+from training_helper import child_env, stop_inside_second_epoch
 
 from tfm.config import Recipe
 from tfm.runs import read_history
@@ -121,29 +120,7 @@ def test_killed_by_sigterm_inside_the_second_epoch_and_resumed_is_the_uninterrup
     straight = subprocess.Popen(_train_command(tmp_path / "straight"), cwd=ROOT, env=child_env(),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     run_dir = tmp_path / "killed"
-    log = tmp_path / "killed.log"
-    metadata = run_dir / "backup" / "training_metadata.json"
-    with open(log, "w") as out:
-        process = subprocess.Popen(_train_command(run_dir), cwd=ROOT, env=child_env(), stdout=out,
-                                   stderr=subprocess.STDOUT)
-    try:
-        deadline = time.time() + 300
-        while time.time() < deadline and process.poll() is None:
-            try:
-                if json.loads(metadata.read_text())["epoch"] == 1:  # epoch 1 is backed up: epoch 2 runs
-                    break
-            except (OSError, ValueError, KeyError):
-                pass
-            time.sleep(0.02)
-        assert process.poll() is None, f"the run ended before it could be stopped:\n{log.read_text()[-3000:]}"
-        time.sleep(0.5)
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode != 0
+    stop_inside_second_epoch(_train_command(run_dir), run_dir, tmp_path / "killed.log", signal.SIGTERM, after=0.5)
     assert not (run_dir / "checkpoints" / "epoch_002.weights.h5").exists(), "stopped too late: epoch 2 finished"
     assert read_history(str(run_dir))["epoch"] == [0]
 

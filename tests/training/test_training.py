@@ -11,7 +11,7 @@ import time
 import keras
 import numpy as np
 import pytest
-from training_helper import copy_run, free_ports
+from training_helper import copy_run, free_ports, stop_inside_second_epoch
 
 import tfm
 from tfm.cli import commands as cli
@@ -468,7 +468,8 @@ def child_env(**extra):
 def run_helper(tmp_path, tag, spec, env):
     spec = {"recipe": SMALL, "result": str(tmp_path / f"{tag}.json"), **spec}
     log = open(tmp_path / f"{tag}.log", "w")
-    process = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(HERE), "training_helper.py"), json.dumps(spec)],
+    helper = os.path.join(os.path.dirname(HERE), "training_helper.py")
+    process = subprocess.Popen([sys.executable, helper, json.dumps(spec)],
                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     return process, spec["result"], tmp_path / f"{tag}.log"
 
@@ -531,27 +532,7 @@ def test_killed_during_second_epoch_resumes_with_continuous_history(tmp_path):
     command = [sys.executable, "-m", "tfm.cli", "train", "--preset", "tiny", "--output", str(run_dir),
                "--epochs", "3", "--steps-per-epoch", str(steps), "--vocab-size", "100", "--tokens-per-batch", "512",
                "--max-length", "32", *SET_SMALL]
-    log = tmp_path / "first.log"
-    with open(log, "w") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=child_env(), stdout=out, stderr=subprocess.STDOUT)
-    metadata = run_dir / "backup" / "training_metadata.json"
-    try:
-        deadline = time.time() + CHILD_TIMEOUT
-        while time.time() < deadline and process.poll() is None:
-            try:
-                if json.loads(metadata.read_text())["epoch"] == 1:  # the first epoch is backed up
-                    break
-            except (OSError, ValueError, KeyError):
-                pass
-            time.sleep(0.02)
-        assert process.poll() is None, f"the run ended before it could be killed:\n{log.read_text()[-3000:]}"
-        time.sleep(0.2)
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    stop_inside_second_epoch(command, run_dir, tmp_path / "first.log", signal.SIGKILL)
     assert not (run_dir / "checkpoints" / "epoch_002.weights.h5").exists(), "killed too late: epoch 2 finished"
     assert read_history(str(run_dir))["epoch"] == [0]
 
@@ -594,7 +575,8 @@ def test_training_budget_stops_after_the_epoch_that_spends_it(monkeypatch):
     ticks = iter(range(10_000))
     monkeypatch.setattr(callbacks, "_clock", lambda: 10.0 * ((next(ticks) + 1) // 2))  # 0, 10, 10, 20, 20, ...
     seen = []
-    budget = callbacks.TrainingBudget(25, on_epoch=lambda epoch, spent, logs: seen.append((epoch, spent, "loss" in logs)))
+    budget = callbacks.TrainingBudget(
+        25, on_epoch=lambda epoch, spent, logs: seen.append((epoch, spent, "loss" in logs)))
     model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
     model.compile("sgd", "mse")
     history = model.fit(np.ones((8, 2)), np.zeros((8, 1)), epochs=10, verbose=0, callbacks=[budget])

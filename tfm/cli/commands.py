@@ -39,13 +39,16 @@ def _setup_logging():
     logger.setLevel(logging.INFO)
 
 
-def _quiet_tensorflow_import():
+def quiet_tensorflow_import():
     """Imports TensorFlow with the C++ start-up lines (absl's "All log messages before
     absl::InitializeLog()...", oneDNN and CUDA notices) kept off stderr.
 
     TensorFlow 2.21 prints them before `TF_CPP_MIN_LOG_LEVEL` is read, so the environment
     variable cannot silence them; stderr's file descriptor is pointed at /dev/null for the
-    import only. `TF_CPP_MIN_LOG_LEVEL=0` keeps them.
+    import only. `TF_CPP_MIN_LOG_LEVEL=0` keeps them. tools/attention_explorer.py uses it too.
+
+    Example:
+        >>> quiet_tensorflow_import()   # TensorFlow is imported already here: nothing to do
     """
     if "tensorflow" in sys.modules or os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2") == "0":
         return
@@ -141,7 +144,7 @@ def _line_batches(stdin):
             else:
                 for line in iter(stdin.readline, ""):
                     lines.put(line.encode("utf-8", "surrogateescape"))
-        except BaseException as error:  # noqa: BLE001 - raised again in the translating thread
+        except BaseException as error:  # raised again in the translating thread
             lines.put(error)
         lines.put(end)
 
@@ -480,7 +483,7 @@ def main(argv=None):
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
-        _quiet_tensorflow_import()
+        quiet_tensorflow_import()
         return handler(args) or 0
     except (ValueError, FileNotFoundError, FileExistsError) as error:
         print(f"tfm {args.command}: error: {error}", file=sys.stderr)
