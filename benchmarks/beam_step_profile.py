@@ -37,7 +37,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from common import path_free, save_result  # noqa: E402
+from common import path_free, save_result
 
 MATMUL_TYPES = re.compile(r"(MatMul|Einsum)")
 GROUPS = {  # group -> op types (matched against the op type with any _Mkl / _Fused prefix dropped)

@@ -114,7 +114,8 @@ def save_result(name, payload):
 
 
 def use_mixed_precision(precision):
-    """`--precision`: auto = mixed_bfloat16 where it is computed in hardware (`tfm.training.distribute.native_mixed_precision`)."""
+    """`--precision`: auto = mixed_bfloat16 where it is computed in hardware
+    (`tfm.training.distribute.native_mixed_precision`)."""
     if precision != "auto":
         return precision == "mixed_bfloat16"
     from tfm.training.distribute import native_mixed_precision

@@ -31,8 +31,8 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import numpy as np  # noqa: E402
-from common import alternate, median, save_result, timed  # noqa: E402
+import numpy as np
+from common import alternate, median, save_result, timed
 
 CANDIDATES = ("cached+XLA", "cached", "recompute-dec", "recompute-all")
 

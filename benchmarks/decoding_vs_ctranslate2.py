@@ -5,8 +5,8 @@
     python benchmarks/decoding_vs_ctranslate2.py --run RUN --quick
 
 One table per trained run (`--run`, repeated: a d_model-128 and a d_model-256 model show whether a
-ratio only holds where per-op overhead dominates), its Multi30k test_2016_flickr sources (prepared as the run was trained:
-`tfm.data.preprocess`), the paper's decoding rules for every candidate (beam 4, α = 0.6,
+ratio only holds where per-op overhead dominates), its Multi30k test_2016_flickr sources (prepared as the run was
+trained: `tfm.data.preprocess`), the paper's decoding rules for every candidate (beam 4, α = 0.6,
 output limit input + 50), 2 threads each. Candidates:
 
     tfm Translator        tfm.decoding.Translator: what `tfm translate` / `tfm evaluate` run, two
@@ -51,7 +51,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from common import alternate, median, path_free, save_result, use_bench_deps  # noqa: E402
+from common import alternate, median, path_free, save_result, use_bench_deps
 
 BASELINE = "CTranslate2 float32"
 DEFAULT_RUNS = ("runs/bench_quality/m30k", "runs/08_multi30k_d256")

@@ -16,7 +16,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import alternate, median, save_result, timed  # noqa: E402
+from common import alternate, median, save_result, timed
 
 
 def main(argv=None):

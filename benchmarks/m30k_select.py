@@ -30,7 +30,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import path_free, save_result  # noqa: E402
+from common import path_free, save_result
 
 AVERAGING = (("last", 1), ("last", 5), ("last", 10), ("last", 20), ("last", 30), ("best", 5), ("best", 10))
 DECODING = ((1, 0.0), (4, 0.6), (5, 0.6), (5, 1.0), (8, 1.0))

@@ -19,7 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result  # noqa: E402
+from common import save_result
 
 LENGTH = 32
 

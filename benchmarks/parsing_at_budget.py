@@ -45,10 +45,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import (
-    save_result,  # noqa: E402
-    use_mixed_precision,  # noqa: E402  the --precision rule
-)
+from common import save_result, use_mixed_precision  # use_mixed_precision: the --precision rule
 
 MODELS = {"transformer": "Transformer, parse_small (4 layers, d 256, pre-LN)",
           "bahdanau": "Bahdanau seq2seq (LSTM 256, additive attention)"}
@@ -165,7 +162,8 @@ def plot_learning_curve(points, name):
     from tfm.viz import plot_learning_curve as draw
 
     fig = draw(points)
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "results", f"{name}_learning_curve.png")
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "results",
+                       f"{name}_learning_curve.png")
     fig.savefig(out, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return out
@@ -226,7 +224,8 @@ def main(argv=None):
     args.mixed_precision = use_mixed_precision(args.precision)
     rows = [right_branching_row(gold)]
     if args.also_test and args.split != "test":
-        rows[0]["test"] = {k: v for k, v in right_branching_row(test_gold).items() if k in ("f1", "precision", "recall")}
+        rows[0]["test"] = {k: v for k, v in right_branching_row(test_gold).items()
+                           if k in ("f1", "precision", "recall")}
     curves = {}
     for name in args.models:
         rows.append(run_model(name, args, gold, curves))

@@ -7,13 +7,13 @@
     python benchmarks/quality_at_budget.py --data-dir DIR --models m30k_small --set rdrop_alpha=5 --no-test \
         --keep-checkpoints 20 --name m30k_search_rdrop5   # a search candidate: trained, never scored on test
 
-Each model trains from scratch in one `model.fit` (`tfm.training.train`; mixed_bfloat16 where the CPU computes it in hardware, `--precision`; the
-recipe in RECIPES) until its training time passes `--budget` seconds (or for exactly `--epochs`
-epochs: how a row is reproduced on a machine of another speed, the budget having set its epochs here); after each epoch a
-callback scores a greedy BLEU on the first `--curve-sentences` validation sentences with that
+Each model trains from scratch in one `model.fit` (`tfm.training.train`; mixed_bfloat16 where the CPU computes it
+in hardware, `--precision`; the recipe in RECIPES) until its training time passes `--budget` seconds (or for exactly
+`--epochs` epochs: how a row is reproduced on a machine of another speed, the budget having set its epochs here);
+after each epoch a callback scores a greedy BLEU on the first `--curve-sentences` validation sentences with that
 epoch's checkpoint (the training curve; not counted as training time). At the end the config's
-`checkpoints_to_average` (5, or 10 for pre-LN) are averaged (§6.1) and test_2016_flickr is scored with beam 4, alpha 0.6:
-sacreBLEU (cased, 13a), tokenized lowercased BLEU (13a + lowercase, how the literature reports
+`checkpoints_to_average` (5, or 10 for pre-LN) are averaged (§6.1) and test_2016_flickr is scored with beam 4,
+alpha 0.6: sacreBLEU (cased, 13a), tokenized lowercased BLEU (13a + lowercase, how the literature reports
 Multi30k; ~38 for text-only NMT baselines) and chrF.
 Multi30k comes from --data-dir or $TFM_DATA_DIR (files <dir>/multi30k/*.gz); without it the
 script says so and exits.
@@ -29,7 +29,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import RESULTS_DIR, save_result, use_mixed_precision  # noqa: E402
+from common import RESULTS_DIR, save_result, use_mixed_precision
 
 GOAL = 38.0  # tokenized lowercased BLEU of published text-only NMT baselines on test_2016_flickr
 
@@ -150,7 +150,8 @@ def run_model(name, args, curves):
     beam, alpha = (recipe.decoding.beam_size, recipe.decoding.length_penalty) if name in OWN_PRESET else (4, 0.6)
     _, scores = evaluate(model, tokenizer, sources, refs, beam_size=beam, alpha=alpha, preprocess=method,
                          source_lang=source_lang, target_lang=target_lang)
-    return {**row, "beam_size": beam, "alpha": alpha, "averaged": last, "params": model.count_params(), "decode_seconds": round(scores["seconds"], 1),
+    return {**row, "beam_size": beam, "alpha": alpha, "averaged": last, "params": model.count_params(),
+            "decode_seconds": round(scores["seconds"], 1),
             **{k: scores[k] for k in ("bleu", "bleu_tokenized_lc", "bleu_moses_lc", "chrf", "bleu_signature",
                                       "bleu_tokenized_lc_signature", "bleu_moses_lc_signature")}}
 
@@ -191,7 +192,8 @@ def main(argv=None):
                         help="train exactly this many epochs, ignoring --budget (reproduces a row's epochs)")
     parser.add_argument("--curve-sentences", type=int, default=300)
     parser.add_argument("--test-sentences", type=int, default=None, help="default: all 1000")
-    parser.add_argument("--runs", default="runs/bench_quality", help="run folders (replaced: the budget counts from scratch)")
+    parser.add_argument("--runs", default="runs/bench_quality",
+                        help="run folders (replaced: the budget counts from scratch)")
     parser.add_argument("--models", nargs="+", default=list(RECIPES), choices=list(RECIPES))
     parser.add_argument("--quick", action="store_true", help="180 s per model, 200 test sentences")
     parser.add_argument("--keep-checkpoints", type=int, default=None,

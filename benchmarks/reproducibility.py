@@ -27,7 +27,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result  # noqa: E402
+from common import save_result
 
 TRAIN = "import sys; from tfm.cli import main; sys.exit(main())"
 

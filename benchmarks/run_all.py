@@ -24,7 +24,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(ROOT, "docs", "results")
 sys.path.insert(0, HERE)
-from common import path_free  # noqa: E402  (the page and the saved outputs name no folder of this machine)
+# path_free: the page and the saved outputs name no folder of this machine.
+from common import path_free  # noqa: E402  (common is found once HERE is on sys.path)
 
 # name -> (script, extra args, what it shows)
 # The Transformer parser's recipe, chosen on the validation files (issue 24; docs/results.md, "Parsing"):
@@ -33,7 +34,8 @@ PARSING_RECIPE = tuple(f"transformer:{field}" for field in (
     "num_layers=2", "d_model=128", "d_ff=512", "tokens_per_batch=1024", "warmup_steps=250", "dropout=0.1",
     "share_embeddings=False", "checkpoints_to_average=2"))
 BENCHMARKS = {
-    "train_throughput": ("train_throughput.py", [], "Training throughput and MFU at the base shape, vs keras-hub and torch"),
+    "train_throughput": ("train_throughput.py", [],
+                         "Training throughput and MFU at the base shape, vs keras-hub and torch"),
     "train_throughput_multi30k": (
         "train_throughput_multi30k.py", ["--xla"],
         "Multi30k: token bucketing vs fixed-length padding, fp32 vs bf16, with and without XLA"),
@@ -311,7 +313,8 @@ def plot_time_to_quality(curves):
     for label, points in curves.items():
         xs, ys = zip(*points)
         ax.plot([x / 60 for x in xs], ys, marker="o", ms=2.5, lw=2.2 if "this recipe" in label else 1.2, label=label)
-    _minutes_axes(ax, "validation BLEU (greedy, lowercased)", "Multi30k en-de: time to quality (val, first 300 sentences)")
+    _minutes_axes(ax, "validation BLEU (greedy, lowercased)",
+                  "Multi30k en-de: time to quality (val, first 300 sentences)")
     return _save(fig, "quality_m30k_small_curves.png")
 
 

@@ -19,8 +19,8 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
-from common import alternate, median, save_result, timed, use_bench_deps  # noqa: E402
+import numpy as np
+from common import alternate, median, save_result, timed, use_bench_deps
 
 LAYERS, D, HEADS, FF, VOCAB, B, T = 6, 512, 8, 2048, 8000, 32, 32
 

@@ -3,12 +3,12 @@ import os
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
-import sys  # noqa: E402
+import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-import keras  # noqa: E402
-import pytest  # noqa: E402
+import keras
+import pytest
 
 
 @pytest.fixture(autouse=True)

@@ -317,7 +317,8 @@ def test_a_figure_naming_a_machine_folder_is_refused_before_its_copy_is_written(
     def figure_notebook(title, tick, legend):
         made = notebook(("code", "import matplotlib.pyplot as plt\n%matplotlib inline"), ("markdown", "# 99"),
                         ("code", f"fig, ax = plt.subplots()\nax.plot([1, 2])\nax.set_title({title!r})"),
-                        ("code", f"fig, ax = plt.subplots()\nax.plot([1, 2])\nax.set_xticks([1], [{tick!r}])\nplt.show()"),
+                        ("code", "fig, ax = plt.subplots()\nax.plot([1, 2])\n"
+                                 f"ax.set_xticks([1], [{tick!r}])\nplt.show()"),
                         ("code", f"fig, ax = plt.subplots()\nax.plot([1, 2], label={legend!r})\nax.legend();"))
         for number, cell in enumerate(made["cells"]):
             cell["id"] = f"cell-{number}"
@@ -488,8 +489,8 @@ def test_merge_added_keeps_the_copys_outputs_and_finds_the_new_cells(source_and_
     """Cells added to the source (in the middle and at the end) are found; the copy's code cells keep their
     outputs; the markdown is the source's; a changed or removed code cell is refused."""
     source_path, copy_path = source_and_copy
-    new_cell = lambda text: {"cell_type": "code", "metadata": {}, "source": text,  # noqa: E731
-                             "outputs": [], "execution_count": None}
+    new_cell = lambda text: {  # noqa: E731  (one line, for the cells added below)
+        "cell_type": "code", "metadata": {}, "source": text, "outputs": [], "execution_count": None}
 
     def add(nb):
         nb["cells"].insert(2, new_cell("print('figure')"))
@@ -536,7 +537,8 @@ def test_run_added_executes_only_the_new_cells_in_a_fresh_kernel(source_and_copy
     prose["cells"].append({"cell_type": "markdown", "metadata": {}, "source": "## Exercises\n1. Why?"})
     synced, none = make_course.run_added(merged, prose, str(tmp_path))
     assert none == [] and synced["cells"][-1]["source"].startswith("## Exercises")
-    assert synced["cells"][4]["outputs"] == merged["cells"][4]["outputs"] and make_course.check_copy(synced, prose) == []
+    assert synced["cells"][4]["outputs"] == merged["cells"][4]["outputs"]
+    assert make_course.check_copy(synced, prose) == []
     rewrite(source_path, lambda nb: nb["cells"].append(
         {"cell_type": "code", "metadata": {}, "source": "print(FAST)", "outputs": [], "execution_count": None}))
     with pytest.raises(Exception, match="NameError"):

@@ -564,7 +564,8 @@ MISTAKES = [
     ("beam_step", beam_per_beam, ["the first step", "scores at index [0, 1]"]),
     ("beam_step", beam_divides_by_k, ["beams at index"]),
     ("beam_step", beam_ignores_history, ["the first step"]),
-    ("clipped_precision", precision_unclipped, ["n=1, hypothesis 'the the the", "numerator is wrong: expected 2, got 7"]),
+    ("clipped_precision", precision_unclipped,
+     ["n=1, hypothesis 'the the the", "numerator is wrong: expected 2, got 7"]),
     ("clipped_precision", precision_clipped_by_sum, ["n=1, hypothesis 'the the the", "expected 2, got 3"]),
     ("clipped_precision", precision_first_reference_only, ["numerator is wrong"]),
     ("clipped_precision", precision_reference_denominator, ["denominator is wrong: expected 7, got 6"]),
@@ -662,22 +663,22 @@ def test_sentences_name_the_shapes(capsys):
 def test_clipped_precision_reference_matches_sacrebleu_and_papineni():
     sacrebleu = pytest.importorskip("sacrebleu")
     bleu = sacrebleu.metrics.BLEU(tokenize="none", max_ngram_order=4)
+    reference = exercises.decoding.clipped_precision_reference
     for hypothesis, references in exercises.decoding._BLEU_CASES:
         stats = bleu.corpus_score([hypothesis], [[r] for r in references])
-        ours = [exercises.clipped_precision_reference(hypothesis.split(), [r.split() for r in references], n)
-                for n in (1, 2, 3, 4)]
+        ours = [reference(hypothesis.split(), [r.split() for r in references], n) for n in (1, 2, 3, 4)]
         assert [tuple(pair) for pair in zip(stats.counts, stats.totals)] == ours, hypothesis
     # Papineni et al., 2002, §2.1: 2/7 for "the" x 7; 17/18 unigrams for candidate 1 of example 1.
-    assert exercises.clipped_precision_reference(["the"] * 7, ["the cat is on the mat".split()], 1) == (2, 7)
+    assert reference(["the"] * 7, ["the cat is on the mat".split()], 1) == (2, 7)
     example1 = exercises.decoding._BLEU_CASES[1]
-    assert exercises.clipped_precision_reference(example1[0].split(), [r.split() for r in example1[1]], 1) == (17, 18)
+    assert reference(example1[0].split(), [r.split() for r in example1[1]], 1) == (17, 18)
 
 
 def test_beam_step_reference_follows_tfm_beam_search_rule():
     """Hand-worked: 2 beams, 3 tokens; the two best extensions both continue beam 1."""
     log_probs = np.array([[-2.0, -0.5]])
     token_log_probs = np.log(np.array([[[0.4, 0.3, 0.3], [0.1, 0.6, 0.3]]]))
-    scores, beams, tokens = exercises.beam_step_reference(log_probs, token_log_probs)
+    scores, beams, tokens = exercises.decoding.beam_step_reference(log_probs, token_log_probs)
     np.testing.assert_allclose(scores, [[-0.5 + np.log(0.6), -0.5 + np.log(0.3)]])
     assert beams.tolist() == [[1, 1]] and tokens.tolist() == [[1, 2]]
 
@@ -689,7 +690,7 @@ def test_beam_step_reference_equals_top_k_over_the_flattened_candidates():
     rng = np.random.default_rng(0)
     log_probs = -rng.uniform(0, 5, size=(3, 4))
     token_log_probs = np.log(_softmax(rng.normal(size=(3, 4, 9))))
-    scores, beams, tokens = exercises.beam_step_reference(log_probs, token_log_probs)
+    scores, beams, tokens = exercises.decoding.beam_step_reference(log_probs, token_log_probs)
     top, ids = tf.math.top_k(tf.reshape(log_probs[:, :, None] + token_log_probs, [3, -1]), k=4)
     np.testing.assert_allclose(scores, top.numpy())
     assert beams.tolist() == (ids.numpy() // 9).tolist() and tokens.tolist() == (ids.numpy() % 9).tolist()
@@ -853,9 +854,9 @@ def test_a_wrong_return_value_is_the_readers_problem_not_tfms(capsys, name, fn, 
 def test_an_error_reading_the_readers_value_is_said_in_korean_on_the_same_input(capsys):
     _, english, korean = _both_languages(capsys, "padding_mask", WRONG_RETURNS[-1][1])
     assert english.startswith("On one decoder step, source_ids (2, 5)")
-    assert korean == ("디코더 시점 하나, source_ids (2, 5) (문장 0의 실제 토큰은 3개), scores (2, 5)에서 <lambda> 함수가 "
-                      "돌려준 값을 검사할 수 없습니다 (ValueError: no length here). 돌려주는 값의 타입, shape, dtype을 "
-                      "help(check_padding_mask)에 적힌 형식과 비교해 보세요.")
+    assert korean == ("디코더 시점 하나, source_ids (2, 5) (문장 0의 실제 토큰은 3개), scores (2, 5)에서 "
+                      "<lambda> 함수가 돌려준 값을 검사할 수 없습니다 (ValueError: no length here). "
+                      "돌려주는 값의 타입, shape, dtype을 help(check_padding_mask)에 적힌 형식과 비교해 보세요.")
     assert ";" not in korean
 
 

@@ -286,7 +286,8 @@ def _open(page_maker, url, site_prefix):
     return tab, problems
 
 
-def test_the_pages_open_over_http_and_from_the_disk_without_errors_or_outside_requests(site, browser):  # noqa: F811
+def test_the_pages_open_over_http_and_from_the_disk_without_errors_or_outside_requests(
+        site, browser):  # noqa: F811  (test_site's fixtures)
     page, base = browser
     new_tab = page.context.browser.new_page
     disk = site.as_uri() + "/"
@@ -379,7 +380,7 @@ _EVERY_DRAWING = """() => {
 }"""
 
 
-def test_every_drawing_shows_the_files_weights_and_each_query_sums_to_one(browser):  # noqa: F811
+def test_every_drawing_shows_the_files_weights_and_each_query_sums_to_one(browser):  # noqa: F811  (test_site's fixture)
     page, base = browser
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(base + PAGES[0], wait_until="load")
@@ -388,7 +389,7 @@ def test_every_drawing_shows_the_files_weights_and_each_query_sums_to_one(browse
     assert result["checked"] == result["expected"] and result["checked"] >= 8 * 3 * 5, result
 
 
-def test_changing_the_layer_or_the_head_changes_the_drawing(browser):  # noqa: F811
+def test_changing_the_layer_or_the_head_changes_the_drawing(browser):  # noqa: F811  (test_site's fixture)
     page, base = browser
     page.goto(base + PAGES[0], wait_until="load")
     drawn = """() => Array.from(document.querySelectorAll('[data-attention-explorer] [data-weight]'))
@@ -406,7 +407,8 @@ def test_changing_the_layer_or_the_head_changes_the_drawing(browser):  # noqa: F
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_the_model_view_draws_every_layer_and_head_and_a_panel_opens_in_the_head_view(browser, name):  # noqa: F811
+def test_the_model_view_draws_every_layer_and_head_and_a_panel_opens_in_the_head_view(
+        browser, name):  # noqa: F811  (test_site's fixture)
     """bertviz's model view: one panel per layer x head of the chosen kind, each `button[data-layer][data-head]`
     (the values the layer and head controls take); choosing one, by a click or the keyboard, opens that layer and
     head in the head view."""
@@ -441,7 +443,7 @@ def test_the_model_view_draws_every_layer_and_head_and_a_panel_opens_in_the_head
     assert (opened["view"], opened["layer"], opened["head"]) == ("head", str(data["layers"]["decoder"]), "0"), opened
 
 
-def test_a_head_toggle_hides_and_shows_that_heads_lines(browser):  # noqa: F811
+def test_a_head_toggle_hides_and_shows_that_heads_lines(browser):  # noqa: F811  (test_site's fixture)
     """With all heads drawn, the legend has one `button[data-head][aria-pressed]` per head: pressing one hides that
     head's lines and matrix (and nothing else), pressing it again shows them; every drawn weight carries data-head."""
     page, base = browser
@@ -471,7 +473,8 @@ def test_a_head_toggle_hides_and_shows_that_heads_lines(browser):  # noqa: F811
     assert page.evaluate(seen) == before
 
 
-def test_hover_or_keyboard_focus_keeps_only_one_querys_row_and_gives_its_numbers(browser):  # noqa: F811
+def test_hover_or_keyboard_focus_keeps_only_one_querys_row_and_gives_its_numbers(
+        browser):  # noqa: F811  (test_site's fixture)
     page, base = browser
     page.goto(base + PAGES[0], wait_until="load")
     shown = """() => { const seen = new Set();
@@ -520,7 +523,7 @@ def test_hover_or_keyboard_focus_keeps_only_one_querys_row_and_gives_its_numbers
     assert beside == [f"{item['weights'][2][1][j] / item['scale']:.2f}" for j in range(len(item["keys"]))]
 
 
-def test_the_redraw_shares_styles_and_a_hover_touches_rows_not_weights(browser):  # noqa: F811
+def test_the_redraw_shares_styles_and_a_hover_touches_rows_not_weights(browser):  # noqa: F811  (test_site's fixture)
     """What made the longest sentence's redraw take seconds, asserted as invariants rather than timings: each drawn
     weight is one element (no child, no tooltip element of its own); the drawings do not inherit Material's
     `box-sizing: inherit` (which kept Chromium from sharing computed styles); drawn opacities take few distinct
@@ -565,7 +568,8 @@ def test_the_redraw_shares_styles_and_a_hover_touches_rows_not_weights(browser):
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_at_390_px_only_the_drawing_scrolls_sideways_and_the_controls_are_on_screen(browser, name):  # noqa: F811
+def test_at_390_px_only_the_drawing_scrolls_sideways_and_the_controls_are_on_screen(
+        browser, name):  # noqa: F811  (test_site's fixture)
     page, base = browser
     page.set_viewport_size({"width": 390, "height": 844})
     layout = """() => {

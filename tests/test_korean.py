@@ -31,7 +31,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
-import korean  # noqa: E402
+import korean  # noqa: E402  (found on sys.path once tools/ is added)
 
 _spec = importlib.util.spec_from_file_location("make_course", ROOT / "tools" / "make_course.py")
 make_course = importlib.util.module_from_spec(_spec)

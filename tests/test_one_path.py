@@ -470,7 +470,9 @@ def test_the_private_use_finder_finds_what_it_should(tmp_path):
     tree = ast.parse(module.read_text())
     found = private_uses(module, tree, {"b": "tfm.b"}, {"_own"}, {"_other": {"tfm.c"}, "_own": {"m"}})
     assert [line.split(": ", 1)[1] for line in found] == [
-        "imports the private '_x' from tfm.a", "reads ._other of an object another tfm module owns (defined in tfm.c)", "reads b._z, private to tfm.b"]
+        "imports the private '_x' from tfm.a",
+        "reads ._other of an object another tfm module owns (defined in tfm.c)",
+        "reads b._z, private to tfm.b"]
 
 
 def test_the_return_finder_finds_what_it_should():

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
-import common  # noqa: E402
-import run_all  # noqa: E402
+import common
+import run_all
 
 BASE = run_all.M30K_SEARCH_BASE[1]
 
@@ -18,7 +18,8 @@ def _results(folder, name, label, epochs, seconds, bleus, times=None, **row):
     """A results file as quality_at_budget.py writes it; the curve's points are (seconds, BLEU) per epoch."""
     times = times or [seconds * (i + 1) / epochs for i in range(len(bleus))]
     rows = [{"model": label, "epochs": epochs, "train_seconds": seconds, **row}]
-    (folder / f"{name}.json").write_text(json.dumps({"rows": rows, "curves": {label: [list(p) for p in zip(times, bleus)]}}))
+    curves = {label: [list(p) for p in zip(times, bleus)]}
+    (folder / f"{name}.json").write_text(json.dumps({"rows": rows, "curves": curves}))
 
 
 def test_the_search_table_gives_speed_and_validation_bleu_of_every_candidate(tmp_path, monkeypatch):
@@ -72,7 +73,8 @@ def test_the_search_figure_is_drawn(tmp_path, monkeypatch, window):
 
 
 RESULTS_FILES = [run_all.ROOT + "/docs/results.md",
-                 *sorted(str(p) for p in pathlib.Path(run_all.RESULTS).iterdir() if p.suffix in (".json", ".txt", ".md"))]
+                 *sorted(str(p) for p in pathlib.Path(run_all.RESULTS).iterdir()
+                         if p.suffix in (".json", ".txt", ".md"))]
 
 
 @pytest.mark.parametrize("path", RESULTS_FILES, ids=[pathlib.Path(p).name for p in RESULTS_FILES])

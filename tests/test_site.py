@@ -256,7 +256,8 @@ def test_every_page_loads_in_chromium_without_errors_and_its_links_resolve(site,
     page.on("pageerror", lambda e: problems.append(f"{current['url']}: page error: {e}"))
     aborted = []  # (page, url): cut short by the next navigation (e.g. the favicon), fetched again below
     page.on("requestfailed", lambda r: (aborted if "ERR_ABORTED" in str(r.failure) else problems).append(
-        (current["url"], r.url) if "ERR_ABORTED" in str(r.failure) else f"{current['url']}: failed: {r.url} {r.failure}"))
+        (current["url"], r.url) if "ERR_ABORTED" in str(r.failure)
+        else f"{current['url']}: failed: {r.url} {r.failure}"))
     page.on("response", lambda r: r.status >= 400 and problems.append(f"{current['url']}: {r.status} {r.url}"))
     for path in pages(site):
         url = base + path.relative_to(site).as_posix()
@@ -550,7 +551,8 @@ def test_course_figures_are_shown_at_their_width_or_enlarge_on_click(browser):
             sharp += figure["pixels"] >= 2 * figure["natural"]  # a 2x figure (tools/make_course.py)
             if figure["shown"] >= 0.8 * figure["natural"]:
                 continue
-            if not (figure["natural"] > figure["column"] and figure["shown"] >= figure["column"] - 1 and figure["zoom"]):
+            if not (figure["natural"] > figure["column"] and figure["shown"] >= figure["column"] - 1
+                    and figure["zoom"]):
                 small.append(f"{name} figure {index}: {figure}")
     assert seen >= 50 and not small, small[:10]
     assert sharp >= 10, f"only {sharp} figures drawn at 2x: the pages lost the output's width attribute"
@@ -686,7 +688,8 @@ def test_a_docstring_the_docstring_tool_cannot_read_fails_the_strict_build(tmp_p
         result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--site-dir", str(tmp_path / "site")],
                                 cwd=tmp_path, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, capture_output=True,
                                 text=True, timeout=MAX_BUILD_SECONDS)
-        warned = "WARNING -  griffe: demo.py" in result.stderr and "Failed to get 'name: description' pair" in result.stderr
+        warned = ("WARNING -  griffe: demo.py" in result.stderr
+                  and "Failed to get 'name: description' pair" in result.stderr)
         assert (result.returncode != 0, warned) == (fails, fails), result.stderr[-2000:]
 
 

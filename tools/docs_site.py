@@ -71,7 +71,8 @@ def read_notebook(path):
 
 
 def title(notebook):
-    """The notebook's first heading without its `#` and number: '01 · Sequence to sequence' -> 'Sequence to sequence'."""
+    """The notebook's first heading without its `#` and number:
+    '01 · Sequence to sequence' -> 'Sequence to sequence'."""
     for cell in notebook["cells"]:
         if cell["cell_type"] == "markdown":
             text = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]

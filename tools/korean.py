@@ -136,7 +136,7 @@ def apply(english, translations):
 def problems(english, korean):
     """What is wrong with a Korean notebook against its English one: a list of sentences, empty when nothing."""
     found = []
-    layout = lambda nb: [(cell["cell_type"], cell.get("id")) for cell in nb["cells"]]  # noqa: E731
+    layout = lambda nb: [(cell["cell_type"], cell.get("id")) for cell in nb["cells"]]  # noqa: E731  (two uses below)
     if layout(english) != layout(korean):
         return ["its cells are not the English notebook's cells (added, removed or moved): rebuild it with "
                 "`worksheet` + `apply`"]

@@ -78,7 +78,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tempfile
 import time
 
-import shown_code  # noqa: E402
+import shown_code
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
@@ -194,7 +194,8 @@ def figure_paths(report_cell, code_indices):
     text = "".join(_text(output.get("text", "")) for output in report_cell.get("outputs", [])
                    if output.get("name") == "stdout")
     found = json.loads(text.strip().splitlines()[-1]) if text.strip() else []
-    where = lambda n: code_indices[n - 1] if 0 < n <= len(code_indices) else "?"  # noqa: E731
+    where = lambda n: (  # noqa: E731  (one line, read in the list below)
+        code_indices[n - 1] if 0 < n <= len(code_indices) else "?")
     return [f"cell {where(number)}: a figure's text names a machine folder: {shown!r}" for number, shown in found]
 
 
@@ -342,7 +343,7 @@ def sync_prose(executed, source):
     Returns:
         `(notebook, changed)`: the synced copy (a new dict) and how many markdown cells changed.
     """
-    layout = lambda nb: [cell["cell_type"] for cell in nb["cells"]]  # noqa: E731
+    layout = lambda nb: [cell["cell_type"] for cell in nb["cells"]]  # noqa: E731  (two uses below)
     if layout(executed) != layout(source):
         raise ValueError("cells were added, removed or changed type since the copy was made: run it again")
     if code_cells(executed) != code_cells(source):
@@ -390,7 +391,7 @@ def sync_code(executed, source, why):
     """
     if not why or not why.strip():
         raise ValueError("say why the outputs still hold for the edited code (--why)")
-    layout = lambda nb: [cell["cell_type"] for cell in nb["cells"]]  # noqa: E731
+    layout = lambda nb: [cell["cell_type"] for cell in nb["cells"]]  # noqa: E731  (two uses below)
     if layout(executed) != layout(source):
         raise ValueError("cells were added, removed or changed type since the copy was made: run it again")
     record = executed.get("metadata", {}).get(METADATA_KEY)
@@ -764,7 +765,7 @@ def main(argv=None):
                 target = pathlib.Path(args.output) / path.name
                 try:
                     merged, added = run_added(read(target), read(path), data_dir, args.timeout, args.dpi)
-                except Exception as error:  # noqa: BLE001 - a refusal or a failing cell: report, go on
+                except Exception as error:  # a refusal or a failing cell: report, go on
                     refused.append(path.name)
                     print(f"{path.name}: not updated: {str(error)[-1500:]}", flush=True)
                     continue
@@ -796,7 +797,7 @@ def main(argv=None):
             if path.name.startswith("08_") and pathlib.Path(args.output).resolve() == COURSE_DIR.resolve():
                 try:
                     run = write_explorer(data_dir)
-                except Exception as error:  # noqa: BLE001 - report, and go on with the next notebook
+                except Exception as error:  # report, and go on with the next notebook
                     failed.append("the attention explorer's data")
                     print(f"attention explorer FAILED: {str(error)[-2000:]}", flush=True)
                 else:

@@ -104,8 +104,9 @@ def refresh(notebook):
 
     namespace = {}
     imports = [line for cell in notebook["cells"] if cell["cell_type"] == "code"
-               for line in _text(cell["source"]).splitlines() if re.match(r"(import tfm|from tfm[\w.]* import |import importlib$)", line)]
-    exec("\n".join(imports), namespace)  # noqa: S102 - the notebook's own import lines
+               for line in _text(cell["source"]).splitlines()
+               if re.match(r"(import tfm|from tfm[\w.]* import |import importlib$)", line)]
+    exec("\n".join(imports), namespace)  # the notebook's own import lines
     formatter = DisplayFormatter()
     source_text = package_text()
     refreshed = []
@@ -120,7 +121,7 @@ def refresh(notebook):
         for (index, text), (expr, markers) in zip(displays, calls):
             if text in source_text:
                 continue
-            shown = excerpt(eval(expr, namespace), markers)  # noqa: S307
+            shown = excerpt(eval(expr, namespace), markers)
             data, _ = formatter.format(Code(shown, language="python"))
             output = cell["outputs"][index]
             output["data"] = {key: data[key] for key in output["data"] if key in data}

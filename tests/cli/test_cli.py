@@ -286,8 +286,8 @@ def test_export_int8_savedmodel(run, tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------
-# evaluate and translate on conftest.py's tiny untrained model (Translator.from_run and the run record faked), then the whole
-# chain once on a real run (moved here from test_evaluation.py: the CLI's tests in one place).
+# evaluate and translate on conftest.py's tiny untrained model (Translator.from_run and the run record faked), then the
+# whole chain once on a real run (moved here from test_evaluation.py: the CLI's tests in one place).
 # ---------------------------------------------------------------------------
 @pytest.fixture
 def fake_run(tmp_path, monkeypatch, tiny_transformer, number_tokenizer):

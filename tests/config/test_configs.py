@@ -11,7 +11,8 @@ def test_base_and_big_are_the_paper():
     b, t, d = base.model, base.training, base.decoding
     assert (b.num_layers, b.d_model, b.d_ff, b.num_heads, b.head_key_dim, b.head_value_dim) == (6, 512, 2048, 8, 64, 64)
     assert (b.dropout, t.label_smoothing, t.warmup_steps, d.beam_size, d.length_penalty) == (0.1, 0.1, 4000, 4, 0.6)
-    assert (t.adam_beta_1, t.adam_beta_2, t.adam_epsilon, b.norm_first, b.share_embeddings) == (0.9, 0.98, 1e-9, False, True)
+    assert ((t.adam_beta_1, t.adam_beta_2, t.adam_epsilon, b.norm_first, b.share_embeddings)
+            == (0.9, 0.98, 1e-9, False, True))
     big = Recipe.preset("big")
     g = big.model
     assert (g.d_model, g.d_ff, g.num_heads, g.dropout, big.decoding.checkpoints_to_average) == (1024, 4096, 16, 0.3, 20)

@@ -38,7 +38,8 @@ def test_every_difference_from_the_paper_has_a_reason():
 
 
 @pytest.mark.parametrize("preset, field, value", [("base", "d_ff", 1024), ("big", "dropout", 0.1),
-                                                   ("base", "adam_beta_2", 0.999), ("big", "checkpoints_to_average", 5)])
+                                                   ("base", "adam_beta_2", 0.999),
+                                                   ("big", "checkpoints_to_average", 5)])
 def test_a_preset_that_drifts_from_the_paper_is_caught(monkeypatch, preset, field, value):
     _preset(monkeypatch, preset, **{field: value})
     problems = fidelity.undocumented()
@@ -83,7 +84,8 @@ def test_rows_read_the_live_code():
 
 def test_docs_table_is_current():
     with open(DOC, encoding="utf-8") as f:
-        assert f.read() == fidelity.render_markdown(), "stale: python -m tfm.config.fidelity --write docs/paper_fidelity.md"
+        assert f.read() == fidelity.render_markdown(), (
+            "stale: python -m tfm.config.fidelity --write docs/paper_fidelity.md")
 
 
 def test_check_flag_reports_a_stale_file(tmp_path):

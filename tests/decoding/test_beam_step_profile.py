@@ -8,14 +8,15 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "benchmarks"))
-import beam_step_profile as profile_tool  # noqa: E402
+import beam_step_profile as profile_tool
 
-from tfm.decoding import Translator  # noqa: E402
+from tfm.decoding import Translator
 
 
 @pytest.mark.parametrize(("op_type", "name", "group"), [
     ("_MklMatMul", "while/body/_1/while/feed_forward_5/inner_1/Tensordot/MatMul", "matrix products: FFN"),
-    ("_MklMatMul", "while/body/_1/while/shared_embedding_3/Tensordot/ArithmeticOptimizer/FoldTransposeIntoMatMul_MatMul",
+    ("_MklMatMul",
+     "while/body/_1/while/shared_embedding_3/Tensordot/ArithmeticOptimizer/FoldTransposeIntoMatMul_MatMul",
      "matrix products: output projection"),
     ("_MklMatMul", "while/body/_1/while/query_9/Tensordot/MatMul", "matrix products: attention"),
     ("_MklBatchMatMulV2", "while/body/_1/while/MatMul_7", "matrix products: attention"),
@@ -23,7 +24,8 @@ from tfm.decoding import Translator  # noqa: E402
     ("ConcatV2", "while/body/_1/while/concat_2", "cache writes"),
     ("TopKV2", "while/body/_1/while/TopKV2", "softmax and top-k"),
     ("AddV2", "while/body/_1/while/add_4", "elementwise"),
-    ("_MklMatMul", "encoder_1/layer_2_1/feed_forward_1/inner_1/Tensordot/MatMul", "encoder and set-up (once per batch)"),
+    ("_MklMatMul", "encoder_1/layer_2_1/feed_forward_1/inner_1/Tensordot/MatMul",
+     "encoder and set-up (once per batch)"),
 ])
 def test_op_groups(op_type, name, group):
     assert profile_tool.op_group(op_type, name) == group

@@ -71,7 +71,8 @@ def test_one_overlong_hypothesis_does_not_sink_short_references():
     """With max order 3, a single 5-word hypothesis among 19 perfect 3-word ones costs a little, not most:
     62 hypothesis words against 60 (BP = 1), n-gram precisions 60/62, 40/42, 20/22, so
     BLEU = (60/62 * 40/42 * 20/22)^(1/3) = 94.27."""
-    refs = [f"{a} hundert {b}" for a in ("ein", "zwei", "drei", "vier") for b in ("eins", "zwei", "drei", "neun", "zehn")]
+    refs = [f"{a} hundert {b}" for a in ("ein", "zwei", "drei", "vier")
+            for b in ("eins", "zwei", "drei", "neun", "zehn")]
     hyps = list(refs)
     hyps[0] = "ein hundert eins und zwanzig"
     scores = bleu.score(hyps, refs)

@@ -97,7 +97,7 @@ def test_dynamic_shapes_equal_static_under_a_constraint(leaning, sources):
     """Sentences leave the batch at different steps (their lengths differ): the constraint's per-sentence
     info leaves with them, and the answers equal those of fixed shapes."""
     constraint = EvenIdsAsLongAsTheSource(leaning.vocab_size)
-    run = lambda static: tf.function(lambda ids: decoding.beam_search(  # noqa: E731
+    run = lambda static: tf.function(lambda ids: decoding.beam_search(  # noqa: E731  (two uses below)
         leaning, ids, beam_size=3, return_all=True, static_shapes=static, constraint=constraint))(sources)
     dynamic, static = run(False), run(True)
     for key in ("sequences", "lengths", "all_sequences"):

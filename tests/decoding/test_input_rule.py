@@ -1,5 +1,5 @@
-"""One input rule on every path (tfm.decoding.text_ops documents it): the plain-Python rule (tfm.decoding.input_rule) and the
-TensorFlow one answer one table of cases alike, and Translator, `tfm translate` (arguments and standard input),
+"""One input rule on every path (tfm.decoding.text_ops documents it): the plain-Python rule (tfm.decoding.input_rule)
+and the TensorFlow one answer one table of cases alike, and Translator, `tfm translate` (arguments and standard input),
 the exported SavedModel and CTranslate2Translator each translate every case as its clean form."""
 
 import io

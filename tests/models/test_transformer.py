@@ -105,7 +105,8 @@ def test_weight_tying_and_untied(tiny):
 
 
 def test_config_dropouts_reach_every_block():
-    model = tfm.Transformer.from_preset(TransformerConfig.tiny(vocab_size=30, attention_dropout=0.2, activation_dropout=0.3))
+    model = tfm.Transformer.from_preset(
+        TransformerConfig.tiny(vocab_size=30, attention_dropout=0.2, activation_dropout=0.3))
     blocks = [*model.encoder.layers, *model.decoder.layers]
     assert [b.ffn.dropout for b in blocks] == [0.3] * len(blocks)
     assert [b.attention_dropout for b in blocks] == [0.2] * len(blocks)

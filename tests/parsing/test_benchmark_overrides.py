@@ -6,7 +6,7 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
-from parsing_at_budget import main, model_overrides  # noqa: E402
+from parsing_at_budget import main, model_overrides
 
 SETS = ["dropout=0.1", "transformer:num_layers=2", "bahdanau:units=128", "transformer:d_model=128"]
 

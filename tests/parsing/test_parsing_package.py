@@ -37,7 +37,7 @@ def test_every_public_name_resolves_to_its_module():
         assert getattr(sys.modules[home], name) is value, name
     assert set(dir(parsing)) >= set(parsing.__all__) | set(MODULES)
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
-        parsing.not_a_name  # noqa: B018
+        parsing.not_a_name  # noqa: B018  (the lookup is the test: it must raise)
 
 
 def test_the_tree_constraint_is_a_search_constraint():
@@ -70,13 +70,15 @@ def test_the_export_does_not_import_nltk():
     probe = """
 import os, sys, tempfile
 import tfm.serving.saved_model
-imported = lambda: sorted(m for m in sys.modules if m == "nltk" or m.startswith(("tfm.parsing", "tfm.parsing.treebank")))
+imported = lambda: sorted(m for m in sys.modules
+                          if m == "nltk" or m.startswith(("tfm.parsing", "tfm.parsing.treebank")))
 assert imported() == [], imported()
 import tfm
 from tfm.data import number_words_pairs, train_tokenizer
 tokenizer = train_tokenizer(list(zip(*number_words_pairs("train", max_number=1100))), vocab_size=40)
 config = tfm.TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, num_layers=1, max_length=8, extra_positions=2)
-path = tfm.export_saved_model((tfm.Transformer.from_preset(config), tokenizer), os.path.join(tempfile.mkdtemp(), "1"), beam_size=1)
+path = tfm.export_saved_model((tfm.Transformer.from_preset(config), tokenizer), os.path.join(tempfile.mkdtemp(), "1"),
+                              beam_size=1)
 assert os.path.isfile(os.path.join(path, "saved_model.pb"))
 print(imported())
 """

@@ -22,7 +22,8 @@ def test_parse_presets_hold_the_papers_section_6_3_settings():
     assert (rnn.data, rnn.decoding, rnn.model.vocab_size) == (cpu.data, cpu.decoding, cpu.model.vocab_size)
     assert rnn.training.tokens_per_batch == cpu.training.tokens_per_batch
     assert {"parse", "parse_small"} <= set(TransformerConfig.PRESETS)
-    assert cli.build_parser().parse_args(["train", "--preset", "parse_small", "--output", "RUN"]).preset == "parse_small"
+    parsed = cli.build_parser().parse_args(["train", "--preset", "parse_small", "--output", "RUN"])
+    assert parsed.preset == "parse_small"
 
 
 def test_train_help_names_the_parsing_dataset(capsys):

@@ -172,7 +172,7 @@ def test_an_untrained_transformer_writes_only_trees(leaning, word_sources, const
 
 def test_constrained_dynamic_shapes_equal_static(leaning, word_sources, constraint):
     """The constraint reads its state from the prefix: beams reordered and sentences leaving the batch agree."""
-    run = lambda static: tf.function(lambda ids: decoding.beam_search(  # noqa: E731
+    run = lambda static: tf.function(lambda ids: decoding.beam_search(  # noqa: E731  (two uses below)
         leaning, ids, beam_size=3, return_all=True, static_shapes=static, constraint=constraint))(word_sources)
     dynamic, static = run(False), run(True)
     for key in ("sequences", "lengths", "all_sequences"):

@@ -1,8 +1,8 @@
 """One rule for every output path (issue 39, items 1, 2, 3 and 5), as a careless user meets it.
 
 `tfm average`, `tfm export` (both formats), `tfm evaluate` and `tfm train` resolve and check where they
-write before any work (`tfm.runs.validate_output_file` / `tfm.serving.export_folder.validate_output_folder`): never one of a
-run's own files, never under a file, a symbolic link loop or a dangling link. A refusal is one line and
+write before any work (`tfm.runs.validate_output_file` / `tfm.serving.export_folder.validate_output_folder`): never
+one of a run's own files, never under a file, a symbolic link loop or a dangling link. A refusal is one line and
 exit status 1, and no file of the run or beside the output changes (bytes and modification times
 compared). Exports are written into a temporary sibling and renamed into place only when complete; an
 existing export is replaced only with `--overwrite` / `overwrite=True`.

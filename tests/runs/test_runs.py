@@ -160,8 +160,8 @@ def test_run_folder_of_the_previous_layout_still_loads_and_resumes(tmp_path):
     info = runs.read_run_config(run_dir)
     model, data, training = info["model"], info["data"], info["training"]
     old = {"tfm_version": "0.1.0", "format": 1, "model": "bahdanau", "model_config": model,
-           "data": {"dataset": data["dataset"], "max_length": data["max_pair_length"], "vocab_size": model["vocab_size"],
-                    "tokens_per_batch": training["tokens_per_batch"]},
+           "data": {"dataset": data["dataset"], "max_length": data["max_pair_length"],
+                    "vocab_size": model["vocab_size"], "tokens_per_batch": training["tokens_per_batch"]},
            "training": {"seed": training["seed"], "keep_checkpoints": training["keep_checkpoints"],
                         "steps_per_epoch": training["steps_per_epoch"], "strategy": "_DefaultDistributionStrategy"}}
     runs.write_json_atomic(os.path.join(run_dir, runs.CONFIG_FILE), old)

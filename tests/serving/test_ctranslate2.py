@@ -16,8 +16,8 @@ from tfm.special_tokens import END_ID, START_ID
 
 ctranslate2 = pytest.importorskip("ctranslate2", reason="the CTranslate2 export is an optional extra")
 
-from tfm.serving.ctranslate2 import ctranslate2_spec, export_ctranslate2  # noqa: E402
-from tfm.serving.ctranslate2_translator import CTranslate2Translator  # noqa: E402
+from tfm.serving.ctranslate2 import ctranslate2_spec, export_ctranslate2  # noqa: E402  (after importorskip)
+from tfm.serving.ctranslate2_translator import CTranslate2Translator  # noqa: E402  (after importorskip)
 
 MAX_LENGTH, EXTRA = 16, 5
 
@@ -110,7 +110,8 @@ def test_refuses_what_ctranslate2_cannot_run(tiny_transformer, number_tokenizer,
 
     model, tokenizer = tiny_transformer, number_tokenizer
     with pytest.raises(ValueError, match="Seq2Seq"):
-        ctranslate2_spec(Seq2Seq.from_preset(Seq2SeqConfig.tiny(vocab_size=tokenizer.vocab_size)), tokenizer.vocabulary())
+        ctranslate2_spec(Seq2Seq.from_preset(Seq2SeqConfig.tiny(vocab_size=tokenizer.vocab_size)),
+                         tokenizer.vocabulary())
     config = TransformerConfig.tiny(vocab_size=tokenizer.vocab_size, num_layers=1, key_dim=8, value_dim=24)
     with pytest.raises(ValueError, match="d_k == d_v"):
         ctranslate2_spec(tfm.Transformer.from_preset(config), tokenizer.vocabulary())

@@ -18,8 +18,8 @@ from tfm.serving.saved_model_translator import SavedModelTranslator
 
 ctranslate2 = pytest.importorskip("ctranslate2", reason="the CTranslate2 export is an optional extra")
 
-from tfm.serving.ctranslate2 import export_ctranslate2  # noqa: E402
-from tfm.serving.ctranslate2_translator import CTranslate2Translator  # noqa: E402
+from tfm.serving.ctranslate2 import export_ctranslate2  # noqa: E402  (after importorskip)
+from tfm.serving.ctranslate2_translator import CTranslate2Translator  # noqa: E402  (after importorskip)
 
 ALPHA = 0.6
 # Short and long sources in one batch (the untrained model runs most of them to their own limit, source length +

@@ -8,12 +8,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import pytest
 
-from tfm.config import TransformerConfig  # noqa: E402
-from tfm.viz.diagrams import draw_attention, draw_transformer  # noqa: E402
-from tfm.viz.seq2seq_diagram import draw_seq2seq  # noqa: E402
+from tfm.config import TransformerConfig
+from tfm.viz.diagrams import draw_attention, draw_transformer
+from tfm.viz.seq2seq_diagram import draw_seq2seq
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +59,7 @@ def test_post_ln_puts_add_and_norm_after_each_sublayer():
 
 def test_pre_ln_puts_the_norm_before_each_sublayer_and_a_final_norm_on_each_stack():
     fig = draw_transformer(TransformerConfig.base(norm_first=True))
-    block = lambda sublayer: ["Layer Norm", sublayer, "Add"]  # noqa: E731
+    block = lambda sublayer: ["Layer Norm", sublayer, "Add"]  # noqa: E731  (one line, read in the columns below)
     assert column(fig, "encoder") == ["Input Embedding", *block("Multi-Head Attention"), *block("Feed Forward"),
                                       "Layer Norm (final)"]
     assert column(fig, "decoder") == ["Output Embedding", *block("Masked Multi-Head Attention"),

@@ -2,12 +2,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import tfm  # noqa: E402
-from tfm import viz  # noqa: E402
+import tfm
+from tfm import viz
 
 
 @pytest.fixture(autouse=True)

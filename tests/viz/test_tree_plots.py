@@ -4,12 +4,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import nltk  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import nltk
+import pytest
 
-import tfm.viz  # noqa: E402
-from tfm import parsing  # noqa: E402
+import tfm.viz
+from tfm import parsing
 
 
 @pytest.fixture(autouse=True)

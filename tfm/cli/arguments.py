@@ -101,10 +101,11 @@ def add_train(p):
                    help="transformer, or an RNN seq2seq baseline without/with attention (default: transformer)")
     p.add_argument("--dataset", default=None,
                    help="a generated task (numbers, reverse, copy), multi30k, a TFDS name such as "
-                        "wmt14_translate/de-en, files (with --source-file/--target-file), or ptb_parse / ptb_parse_tags "
-                        "(English constituency parsing, §6.3: NLTK's Penn Treebank sample as sentence -> tree, every "
-                        "word written XX or as its POS tag; use a parse preset) (default: the preset's: multi30k "
-                        "for m30k and m30k_small, ptb_parse_tags for parse and parse_small, numbers for the others)")
+                        "wmt14_translate/de-en, files (with --source-file/--target-file), or ptb_parse / "
+                        "ptb_parse_tags (English constituency parsing, §6.3: NLTK's Penn Treebank sample as "
+                        "sentence -> tree, every word written XX or as its POS tag; use a parse preset) "
+                        "(default: the preset's: multi30k for m30k and m30k_small, ptb_parse_tags for parse and "
+                        "parse_small, numbers for the others)")
     p.add_argument("--source-lang", default=None, help="source language, e.g. en")
     p.add_argument("--target-lang", default=None, help="target language, e.g. de")
     p.add_argument("--source-file", default=None, help="source side for --dataset files (plain or .gz)")

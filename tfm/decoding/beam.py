@@ -89,7 +89,7 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         model, source_ids, alpha, max_extra_length, use_cache, static_shapes, beam_size=beam_size)
     # Every beam of sentence b sits at row b * K + j: the cache and the limits get a row per beam, the
     # memory keeps one per sentence (the K beams of a sentence read one copy of it).
-    tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731
+    tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731  (one line, for the rows below)
     rows = {"cache": tf.nest.map_structure(tile, decoding.cache), "limit": tile(limits)}  # (N = B * K, ...)
     if constraint is not None:
         rows["constraint"] = tile(constraint.sentence_info(source_ids))

@@ -327,7 +327,8 @@ class Translator:
         """`(indices into rows, search result)` per batch, in order; `workers` batches in flight."""
         batches = list(self._batches(rows))
         beam_size, alpha = settings
-        run = lambda ids: self.search_ids(ids, beam_size=beam_size, alpha=alpha)  # noqa: E731
+        run = lambda ids: self.search_ids(  # noqa: E731  (one line, run here or by the pool)
+            ids, beam_size=beam_size, alpha=alpha)
         if self.workers == 1 or len(batches) < 2:
             return [(chunk, run(ids)) for chunk, ids in batches]
         with ThreadPoolExecutor(self.workers) as pool:

@@ -39,10 +39,10 @@ reads. Reference solutions: `notebooks/solutions/`.
 The checkers live by topic (`masks`, `attention`, `heads`, `positional`, `batching`, `training`, `decoding`,
 `architecture`, `serving`, `parsing`; what they share: calling and comparing in `checking` (`run_checker`,
 `call_checked`, `compare`, `Mismatch`, ...), the languages and sentence tables in `messages` (`Messages`,
-`validate_language`)); every checker is importable from here. Beside them, `course_runs` prints a notebook's run beside its published copy
-(`print_beside_published`, `machine_description`): what notebooks 08 and 13 show when their numbers depend on the
-machine. Each checker keeps its
-sentences in one `Messages` table beside it, English and Korean templates under the same keys.
+`validate_language`)); every checker is importable from here. Beside them, `course_runs` prints a notebook's run
+beside its published copy (`print_beside_published`, `machine_description`): what notebooks 08 and 13 show when
+their numbers depend on the machine. Each checker keeps its sentences in one `Messages` table beside it, English and
+Korean templates under the same keys.
 
 The sentence's language: every checker takes `lang="en"` or `lang="ko"` (the Korean edition, 한국어판,
 in the glossary's terms: docs/ko/glossary.md). Left out (None), it is the environment variable

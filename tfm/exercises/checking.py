@@ -112,12 +112,13 @@ SENTENCES = Messages(
     },
     ko={
         "needs_function": "{name}에는 함수를 넘겨야 하는데 {type} 값을 받았습니다",
-        "no_reference": "{name} 검사에서 tfm의 기준값을 계산하지 못했습니다 ({error}). 작성한 함수는 채점하지 않았습니다",
-        "bad_return": "{label}에서 {fn} 함수가 돌려준 값을 검사할 수 없습니다 ({error}). 돌려주는 값의 타입, shape, "
-                      "dtype을 help({name})에 적힌 형식과 비교해 보세요",
-        "too_slow": "{label}에서 {fn} 함수가 {seconds}초가 지나도록 값을 돌려주지 않아 검사를 멈췄습니다. Python은 실행 "
-                    "중인 함수를 밖에서 멈출 수 없으므로 함수는 아직 실행 중일 수 있습니다 (끝나지 않으면 커널을 다시 "
-                    "시작하세요. 제한 시간은 ${variable} 환경 변수로 바꿀 수 있습니다)",
+        "no_reference": "{name} 검사에서 tfm의 기준값을 계산하지 못했습니다 ({error}). "
+                        "작성한 함수는 채점하지 않았습니다",
+        "bad_return": "{label}에서 {fn} 함수가 돌려준 값을 검사할 수 없습니다 ({error}). "
+                      "돌려주는 값의 타입, shape, dtype을 help({name})에 적힌 형식과 비교해 보세요",
+        "too_slow": "{label}에서 {fn} 함수가 {seconds}초가 지나도록 값을 돌려주지 않아 검사를 멈췄습니다. Python은 "
+                    "실행 중인 함수를 밖에서 멈출 수 없으므로 함수는 아직 실행 중일 수 있습니다 (끝나지 않으면 "
+                    "커널을 다시 시작하세요. 제한 시간은 ${variable} 환경 변수로 바꿀 수 있습니다)",
         "not_done": "아직 작성하지 않았습니다: {fn} 함수가 여전히 NotImplementedError를 발생시킵니다. 함수 본문을 "
                     "작성한 뒤 이 검사를 다시 실행하세요",
         "raised": "{label}에서 {fn} 함수가 {error} 예외를 일으켰습니다{detail}",
@@ -212,7 +213,7 @@ def call_checked(fn, label, *args, **kwargs):
         raise Mismatch(_say("not_done", fn=function_name(fn))) from None
     except Mismatch:
         raise
-    except Exception as error:  # noqa: BLE001 - the reader's code may raise anything
+    except Exception as error:  # the reader's code may raise anything
         message = str(error).strip().splitlines()[0] if str(error).strip() else ""
         message = message if len(message) <= 160 else message[:157] + "..."
         raise Mismatch(_say("raised", fn=function_name(fn), error=type(error).__name__, label=label,
@@ -230,7 +231,7 @@ def _call_in_time(fn, label, args, kwargs):
     def call():
         try:
             outcome["value"] = context.run(fn, *args, **kwargs)
-        except BaseException as error:  # noqa: BLE001 - handed to the checker's thread
+        except BaseException as error:  # handed to the checker's thread
             outcome["error"] = error
 
     seconds = _TIME_LIMIT.get()
@@ -342,7 +343,7 @@ def run_checker(name, fn, body, lang=None):
     except Mismatch as mismatch:
         print(_sentence(str(mismatch)))
         return False
-    except Exception as error:  # noqa: BLE001 - the reader's value could not be read, or tfm's side failed
+    except Exception as error:  # the reader's value could not be read, or tfm's side failed
         label = _reader_value_at_fault(error)
         text = f"{type(error).__name__}: {error}".strip().splitlines()[0]
         text = text if len(text) <= 160 else text[:157] + "..."
@@ -389,7 +390,7 @@ def as_array(x, label, what):
         if hasattr(x, "numpy") or type(x).__module__.split(".")[0] in ("tensorflow", "keras", "jax", "torch"):
             x = ops.convert_to_numpy(x)
         array = np.asarray(x)
-    except Exception:  # noqa: BLE001
+    except Exception:
         raise Mismatch(_say("unreadable", label=label, what=what, type=type(x).__name__)) from None
     if array.dtype.kind == "V" or array.dtype == np.float16:  # bfloat16 and ml_dtypes' other floats
         try:

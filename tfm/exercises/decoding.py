@@ -121,7 +121,8 @@ _BEAM_STEP = Messages(
         "random": "무작위 빔, B=2, K=3, V=7",
         "greedy": "K=1 (그리디 디코딩), B=2, V=5",
         "k_equals_v": "K=V=4, 배치 1",
-        "not_triple": "{label}에서 배열 세 개 (scores, beams, tokens)를 돌려주어야 하는데 받은 값은 {type}{length}입니다",
+        "not_triple": "{label}에서 배열 세 개 (scores, beams, tokens)를 돌려주어야 하는데 "
+                      "받은 값은 {type}{length}입니다",
         "length": " (길이 {n})",
         "scores": "점수(scores)",
         "beams": "빔 번호(beams)",

@@ -3,7 +3,8 @@
 and fields in each, so a sentence can never exist in one language only. No TensorFlow, no NumPy.
 
 Example:
-    >>> DOUBLE = Messages(en={"correct": "correct: {fn} doubles"}, ko={"correct": "정답입니다: {fn} 함수가 두 배를 돌려줍니다"})
+    >>> DOUBLE = Messages(en={"correct": "correct: {fn} doubles"},
+    ...                   ko={"correct": "정답입니다: {fn} 함수가 두 배를 돌려줍니다"})
     >>> DOUBLE.sentences(validate_language("ko"))("correct", fn="double")
     '정답입니다: double 함수가 두 배를 돌려줍니다'
 """

@@ -71,7 +71,8 @@ def check_linearize_tree(fn, *, lang=None):
         correct: <lambda> matches tfm.parsing.linearize on 4 trees.
         True
         >>> check_linearize_tree(lambda tree: list(linearize(tree)))     # Vinyals et al.'s XX leaves
-        On tree (S (NP (DT The) (NN man)) (VP (VBD saw) (NP (DT a) (NN dog))) (. .)), token 2 is wrong: expected 'DT', got 'XX'.
+        On tree (S (NP (DT The) (NN man)) (VP (VBD saw) (NP (DT a) (NN dog))) (. .)), token 2 is wrong:
+        expected 'DT', got 'XX'.
         False
     """
     lang = validate_language(lang)

@@ -48,7 +48,8 @@ _REST_RESPONSE = Messages(
                     "turn NumPy numbers into Python ones",
         "keys": "on {label}, the body has the keys {got}; TF Serving's row format has {expected}",
         "rows": "on {label}, \"predictions\" should be a list of {expected} objects, one per input, got {got}",
-        "row_keys": "on {label}, prediction {i} has the keys {got}, expected one per output of the signature {expected}",
+        "row_keys": "on {label}, prediction {i} has the keys {got}, "
+                    "expected one per output of the signature {expected}",
         "value": "on {label}, \"{output}\" of prediction {i} should be {expected}, got {got}",
         "correct": "correct: {fn} writes TF Serving's row-format response for the {n} batches of outputs",
     },

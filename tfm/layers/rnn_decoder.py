@@ -187,7 +187,8 @@ class RNNDecoder(keras.layers.Layer):
         being copied G times. Returns `(context (N, Dv), weights (N, S))`.
         """
         # Static sizes where known, so that the teacher-forced scan keeps its carry's shapes.
-        dim = lambda x, axis: x.shape[axis] if x.shape[axis] is not None else ops.shape(x)[axis]  # noqa: E731
+        dim = lambda x, axis: (  # noqa: E731  (one line, two uses below)
+            x.shape[axis] if x.shape[axis] is not None else ops.shape(x)[axis])
         batch, rows = dim(encoder_outputs, 0), dim(query, 0)
         grouped = ops.reshape(query, (batch, rows // batch, query.shape[-1]))  # (N, U) -> (B, G, U)
         context, weights = self.attention_layer.attend(grouped, encoder_outputs, keys, memory_mask)  # (B, G, .)

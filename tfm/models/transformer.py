@@ -90,7 +90,8 @@ class Transformer(PresetMixin, keras.Model):
         stack = dict(
             num_layers=c.num_layers, num_heads=c.num_heads, d_ff=c.d_ff, key_dim=c.head_key_dim,
             value_dim=c.head_value_dim, dropout=c.dropout, attention_dropout=c.attention_dropout,
-            activation_dropout=c.activation_dropout, norm_first=c.norm_first, layer_norm_epsilon=c.layer_norm_epsilon, dtype=dtype)
+            activation_dropout=c.activation_dropout, norm_first=c.norm_first, layer_norm_epsilon=c.layer_norm_epsilon,
+            dtype=dtype)
         self.encoder = Encoder(name="encoder", **stack)
         self.decoder = Decoder(name="decoder", **stack)
 

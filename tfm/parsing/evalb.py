@@ -294,7 +294,8 @@ def learning_curve_trend(points, at=WSJ_TRAIN_SENTENCES):
         sizes = np.array([p["train_sentences"] for p in points if p["model"] == model], dtype=float)
         f1 = np.array([p["f1"] for p in points if p["model"] == model], dtype=float)
         if len(set(sizes)) < 2:
-            raise ValueError(f"model {model!r}: a trend needs points at two training sizes or more, got {sorted(sizes)}")
+            raise ValueError(f"model {model!r}: a trend needs points at two training sizes or more, "
+                             f"got {sorted(sizes)}")
         slope, intercept = np.polyfit(np.log2(sizes), f1, 1)
         trend[model] = {"per_doubling": round(float(slope), 2), "at": round(float(slope * np.log2(at) + intercept), 2)}
     return trend

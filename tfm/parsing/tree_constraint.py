@@ -33,8 +33,8 @@ class TreeConstraint(Constraint):
     """Only well-formed linearized trees with exactly one leaf per source word (§6.3).
 
     The vocabulary's pieces fall into four classes: openers "▁(LABEL", closers "▁)" (or a
-    typed "▁)LABEL"), leaves ("▁XX", or the POS tags "▁NN", "▁DT", ...), and END; every other piece (word pieces, PAD, START,
-    UNK) is never written. With `d` brackets open, `x` leaves written of the sentence's `n`
+    typed "▁)LABEL"), leaves ("▁XX", or the POS tags "▁NN", "▁DT", ...), and END; every other piece (word pieces, PAD,
+    START, UNK) is never written. With `d` brackets open, `x` leaves written of the sentence's `n`
     words and `last` the previous token:
 
     - an opener may follow when `x < n` (a new constituent will get a word) and either

@@ -1,7 +1,8 @@
 """What the SavedModel export and the CTranslate2 export share, in plain Python.
 
     METADATA_FILE     "tfm_export.json", the record every export folder holds beside its model
-    resolve_model     a run folder, a (model, tokenizer) pair or a model + tokenizer -> model, tokenizer, source, decoding
+    resolve_model     a run folder, a (model, tokenizer) pair or a model + tokenizer -> model, tokenizer, source,
+                      decoding
     write_metadata    the record, written as JSON
     read_metadata     the record, read back (what `SavedModelTranslator` and `CTranslate2Translator` start from)
 

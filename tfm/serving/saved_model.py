@@ -25,7 +25,8 @@ already had (the version TF Serving's images link in); `tests/serving/test_saved
 checks every op of every function against that allow-list.
 
 Beam size and α are fixed in the graph at export time (`tfm_export.json` records them);
-`SavedModelTranslator`, the Python wrapper (`tfm.serving.saved_model_translator`), refuses a call that asks for others rather than answering with the exported ones.
+`SavedModelTranslator`, the Python wrapper (`tfm.serving.saved_model_translator`), refuses a call that asks for
+others rather than answering with the exported ones.
 
 Inputs are checked and bounded, so no input can crash the server or make it run
 away; the rule is `tfm.decoding.text_ops`'s (documented there), the one `Translator`, `tfm translate`
@@ -211,7 +212,8 @@ class ExportedTranslator(tf.Module):
 
 
 def validate_saved_model_dir(output_dir, overwrite=False):
-    """The output-path rule (`tfm.serving.export_folder.validate_output_folder`) for a SavedModel: checked before any work.
+    """The output-path rule (`tfm.serving.export_folder.validate_output_folder`) for a SavedModel: checked before any
+    work.
 
     Args:
         output_dir: str, where `export_saved_model` is asked to write.

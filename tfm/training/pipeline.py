@@ -170,7 +170,7 @@ def pair_rows(inputs, target_out):
         ([5, 5, 6, 6], [7, 7, 8, 8])
     """
     (source_ids, target_in) = inputs
-    twice = lambda x: tf.repeat(x, 2, axis=0)  # noqa: E731  (b, L) -> (2b, L)
+    twice = lambda x: tf.repeat(x, 2, axis=0)  # noqa: E731  (one line, three uses below: (b, L) -> (2b, L))
     return (twice(source_ids), twice(target_in)), twice(target_out)
 
 

@@ -26,8 +26,8 @@ and epoch `e`'s batches are drawn as the uninterrupted run's epoch `e` (`continu
 weights come out the same (on the same kind of machine and number of devices: docs/guides/training.md). A
 RUN made with a different model, data or training recipe is refused, naming the
 fields that differ (`tfm.runs.config_differences`); the seed, strategy, precision, XLA switch, epochs, steps,
-checkpoints kept, validation and the decoding part may change between sessions. A resumed session checks what it continues from: the
-backup against the config it was written under (`tfm.runs.verify_weights`), and
+checkpoints kept, validation and the decoding part may change between sessions. A resumed session checks what it
+continues from: the backup against the config it was written under (`tfm.runs.verify_weights`), and
 history.csv for a row per finished epoch (`tfm.runs.resume.verify_history`, which
 rebuilds a damaged or cut-short one and says which epochs' numbers are lost). One
 session at a time writes a RUN: it holds `RUN/.lock` (`tfm.runs.lock_run`) from
