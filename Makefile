@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast bench bench-deps clean-notebooks venv course docs korean explorer
+.PHONY: demo lint test test-fast bench bench-deps clean-notebooks venv course docs korean explorer
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,10 +18,18 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/tfm demo
 
-# Every test, then every notebook top to bottom in fast mode (TFM_FAST=1); two workers on two
-# cores. Notebooks are spread one per worker, the other tests one file per worker (shared fixtures).
-# tests/test_site.py builds the website once and checks it (in Chromium too, when one is installed).
+# The linter first (ruff, pinned in pyproject.toml's dev extra and configured there: pyflakes, pycodestyle,
+# import order, bugbear, pyupgrade; notebooks' code at 100 characters), then every test, then every notebook top
+# to bottom in fast mode (TFM_FAST=1); two workers on two cores. Notebooks are spread one per worker, the other
+# tests one file per worker (shared fixtures). tests/test_site.py builds the website once and checks it (in
+# Chromium too, when one is installed).
+LINTED := tfm tests tools benchmarks conftest.py notebooks
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check $(LINTED)
+
 test: $(STAMP)
+	$(VENV)/bin/ruff check $(LINTED)
 	$(PY) -m pytest -q -n 2 --dist loadfile --ignore=tests/test_notebooks.py --durations=10
 	TFM_FAST=1 $(PY) -m pytest -q -n 2 --dist load tests/test_notebooks.py --durations=12
 
