@@ -2,6 +2,13 @@
 
     python benchmarks/beam_step_profile.py --run runs/bench_quality/m30k
     python benchmarks/beam_step_profile.py --run RUN --sentences 128 --quick
+    python benchmarks/beam_step_profile.py --name levers --sentences 64 --batch-size 16 \
+        --variant main@/path/to/main-checkout --variant this --variant early:early_finish=true
+
+The last form (levers mode) needs no trained run: a small random model (`LEVER_MODEL`), the same random
+sources, each variant in its own process (a checkout of tfm, and/or Translator options), alternating
+rounds, medians of wall ms and ops per step side by side, and a digest of each variant's outputs
+(tokens and scores to 1e-5) so that a lever that changes an output shows at once.
 
 Traces `tfm.decoding.Translator`'s compiled search (what `tfm translate` and, inside the SavedModel,
 TF Serving run) with TensorFlow's profiler on batches of `--batch-size` Multi30k test sentences, one
@@ -99,7 +106,6 @@ def profile_search(translator, sources, batch_size=64, beam_size=None, alpha=Non
         a list of {group, ms_per_step, share, ops_per_step, top_ops} in `GROUP_ORDER`.
     """
     import numpy as np
-    import tensorflow as tf
 
     rows, _, _ = translator.prepare(sources)
     width = max(len(r) for r in rows)
@@ -110,6 +116,13 @@ def profile_search(translator, sources, batch_size=64, beam_size=None, alpha=Non
         for i, r in enumerate(chunk):
             padded[i, : len(r)] = r
         batches.append(padded)
+    return profile_batches(translator, batches, beam_size, alpha)
+
+
+def profile_batches(translator, batches, beam_size=None, alpha=None):
+    """`profile_search` on batches already padded: int `(B, S)` arrays, searched one at a time."""
+    import tensorflow as tf
+
     translator.search_ids(batches[0], beam_size=beam_size, alpha=alpha)  # trace outside the profile
     logdir = tempfile.mkdtemp(prefix="tfm_profile_")
     steps = 0
@@ -130,7 +143,7 @@ def profile_search(translator, sources, batch_size=64, beam_size=None, alpha=Non
         group["ops"][op_type] = group["ops"].get(op_type, 0.0) + self_us
     op_us = sum(g["us"] for g in groups.values())
     wall_ms = 1000 * wall / steps
-    result = {"batches": len(batches), "batch_size": batch_size, "steps": steps,
+    result = {"batches": len(batches), "batch_size": len(batches[0]), "steps": steps,
               "wall_ms_per_step": round(wall_ms, 3),
               "ops_per_step": round(sum(g["count"] for g in groups.values()) / steps, 1),
               "op_ms_per_step": round(op_us / 1000 / steps, 3),
@@ -193,6 +206,118 @@ def print_profile(profile):
     print(f"{'dispatch and Python (wall - ops)':<38}{dispatch:>9.3f}{dispatch / profile['wall_ms_per_step']:>8.0%}")
 
 
+# --- levers: one small random model, several variants of the code or of the Translator's options, side by side ---
+
+LEVER_MODEL = dict(d_model=32, num_layers=2, num_heads=4, d_ff=64, vocab_size=1000, max_length=32,
+                   extra_positions=10, dropout=0.0)
+
+
+def parse_variant(text):
+    """`LABEL[@TREE][:OPTION=VALUE,...]` -> `{label, tree, options}`: a checkout to import tfm from (default:
+    this one) and `Translator` keyword arguments (`true`/`false`, numbers, else strings).
+
+    Example:
+        >>> parse_variant("bf16@/tmp/main:precision=bfloat16,early_finish=true")
+        {'label': 'bf16', 'tree': '/tmp/main', 'options': {'precision': 'bfloat16', 'early_finish': True}}
+    """
+    head, _, options = text.partition(":")
+    label, _, tree = head.partition("@")
+    parsed = {}
+    for item in filter(None, options.split(",")):
+        key, _, value = item.partition("=")
+        if value.lower() in ("true", "false"):
+            parsed[key] = value.lower() == "true"
+        else:
+            try:
+                parsed[key] = json.loads(value)
+            except ValueError:
+                parsed[key] = value
+    return {"label": label, "tree": tree or None, "options": parsed}
+
+
+def lever_batches(sentences, batch_size, seed=0):
+    """Random 0-padded source batches (lengths 4..16) over `LEVER_MODEL`'s vocabulary: int32 `(B, S)` arrays."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    batches = []
+    for start in range(0, sentences, batch_size):
+        rows = min(batch_size, sentences - start)
+        lengths = rng.integers(4, 17, rows)
+        batch = np.zeros([rows, int(lengths.max())], np.int32)
+        for i, length in enumerate(lengths):
+            batch[i, :length] = rng.integers(4, LEVER_MODEL["vocab_size"], length)
+        batches.append(batch)
+    return batches
+
+
+def lever_worker(spec):
+    """One variant (`parse_variant`'s dict plus `sentences`, `batch_size`, `beam_size`, `seed`): the profile of a
+    Translator over the random model, and a digest of its outputs (tokens; scores rounded to 1e-5)."""
+    import hashlib
+
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    import tfm
+    from tfm.decoding import Translator
+
+    keras.utils.set_random_seed(spec["seed"])
+    model = tfm.Transformer.from_preset("tiny", **LEVER_MODEL)
+    batches = lever_batches(spec["sentences"], spec["batch_size"], spec["seed"])
+    model((batches[0][:1], batches[0][:1]))  # build
+    translator = Translator(model, None, beam_size=spec["beam_size"], workers=1, **spec["options"])
+    digest = hashlib.sha1()
+    for batch in batches:
+        result = translator.search_ids(batch)
+        digest.update(result.sequences.tobytes())
+        digest.update(np.round(result.scores, 5).tobytes())
+    profile = profile_batches(translator, batches)
+    return {"tfm": os.path.dirname(tfm.__file__), "digest": digest.hexdigest()[:12], **profile}
+
+
+def compare_levers(variants, rounds=3, sentences=64, batch_size=16, beam_size=4, seed=0):
+    """Profile each variant in its own process (its tree first on `PYTHONPATH`), `rounds` alternating rounds;
+    returns one row per variant: medians of wall ms and ops per step, op ms, and the output digest."""
+    import subprocess
+
+    runs = {v["label"]: [] for v in variants}
+    for _ in range(rounds):
+        for variant in variants:
+            spec = {**variant, "sentences": sentences, "batch_size": batch_size, "beam_size": beam_size, "seed": seed}
+            env = dict(os.environ)
+            if variant["tree"]:
+                env["PYTHONPATH"] = os.pathsep.join([variant["tree"], env.get("PYTHONPATH", "")])
+            done = subprocess.run([sys.executable, os.path.abspath(__file__), "--lever-worker", json.dumps(spec)],
+                                  env=env, capture_output=True, text=True, check=False)
+            if done.returncode:
+                sys.exit(f"variant {variant['label']} failed:\n{done.stderr[-3000:]}")
+            runs[variant["label"]].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    rows = []
+    for variant in variants:
+        got = runs[variant["label"]]
+        med = lambda key, got=got: sorted(r[key] for r in got)[len(got) // 2]  # noqa: E731
+        rows.append({"label": variant["label"], "tree": variant["tree"], "options": variant["options"],
+                     "wall_ms_per_step": med("wall_ms_per_step"), "op_ms_per_step": med("op_ms_per_step"),
+                     "ops_per_step": med("ops_per_step"), "steps": got[0]["steps"], "digest": got[0]["digest"],
+                     "same_digest_every_round": len({r["digest"] for r in got}) == 1,
+                     "rounds_wall_ms": [r["wall_ms_per_step"] for r in got],
+                     "groups_ops_per_step": {g["group"]: g["ops_per_step"] for g in got[0]["groups"]}})
+    return rows
+
+
+def print_levers(rows):
+    print(f"{'variant':<22}{'wall ms/step':>13}{'op ms/step':>12}{'ops/step':>10}{'steps':>7}  outputs")
+    first = rows[0]["digest"]
+    for r in rows:
+        same = "same as " + rows[0]["label"] if r["digest"] == first else "DIFFERENT"
+        print(f"{r['label']:<22}{r['wall_ms_per_step']:>13.3f}{r['op_ms_per_step']:>12.3f}{r['ops_per_step']:>10.1f}"
+              f"{r['steps']:>7}  {r['digest']} ({same})")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", default="runs/bench_quality/m30k", help="a trained run folder")
@@ -202,9 +327,27 @@ def main(argv=None):
     parser.add_argument("--alpha", type=float, default=0.6)
     parser.add_argument("--quick", action="store_true", help="64 sentences")
     parser.add_argument("--name", default="beam_step_profile", help="docs/results/NAME.json")
+    parser.add_argument("--variant", action="append", default=None, metavar="LABEL[@TREE][:OPTION=VALUE,...]",
+                        help="levers mode (no run folder): profile a small random model (LEVER_MODEL) under each "
+                             "variant, side by side; TREE: a checkout to import tfm from; OPTIONs: Translator "
+                             "keyword arguments. Repeatable")
+    parser.add_argument("--rounds", type=int, default=3, help="levers mode: alternating rounds (default 3)")
+    parser.add_argument("--lever-worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.lever_worker:
+        print(json.dumps(lever_worker(json.loads(args.lever_worker))))
+        return
     if args.quick:
         args.sentences = 64
+    if args.variant:
+        variants = [parse_variant(v) for v in args.variant]
+        rows = compare_levers(variants, args.rounds, args.sentences, args.batch_size, args.beam_size)
+        print(f"Random model {LEVER_MODEL}, {args.sentences} random sources in batches of {args.batch_size}, "
+              f"beam {args.beam_size}, 1 thread, medians of {args.rounds} alternating rounds")
+        print_levers(rows)
+        save_result(args.name, {"command": "python benchmarks/beam_step_profile.py " + " ".join(argv or sys.argv[1:]),
+                                "model": LEVER_MODEL, "beam_size": args.beam_size, "levers": rows})
+        return
     if not os.path.exists(os.path.join(args.run, "config.json")):
         sys.exit(f"--run {args.run!r} is not a run folder (see decoding_vs_ctranslate2.py for how to train one)")
     import tensorflow as tf

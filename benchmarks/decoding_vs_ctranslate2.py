@@ -12,6 +12,8 @@ output limit input + 50), 2 threads each. Candidates:
     tfm Translator        tfm.decoding.Translator: what `tfm translate` / `tfm evaluate` run, two
                           batches of 64 in flight (its default on 2 cores)
     tfm Translator 1x     the same, one batch at a time
+    tfm Translator early finish  Translator(early_finish=True): a sentence stops once its best finished
+                          hypothesis cannot be beaten (issue 59); `same` counts its outputs equal to float32's
     tfm Translator int8   Translator(quantize="int8"): Keras' int8 Dense kernels (tfm.models.quantization)
     tfm Translator XLA    Translator(jit_compile=True): the whole search compiled, once per padded shape
     SavedModel b32 / b64  the exported SavedModel's serving_default (what TF Serving runs), fed
@@ -155,6 +157,8 @@ def table(run_dir, args):
 
     candidates = {"tfm Translator": Translator(model, tokenizer, workers=args.threads, **decoding),
                   "tfm Translator 1x": Translator(model, tokenizer, workers=1, **decoding),
+                  "tfm Translator early finish": Translator(model, tokenizer, workers=args.threads, early_finish=True,
+                                                            **decoding),
                   "tfm Translator int8": Translator(model, tokenizer, workers=args.threads, quantize="int8",
                                                     **decoding),
                   "tfm Translator XLA": Translator(model, tokenizer, workers=args.threads, jit_compile=True,

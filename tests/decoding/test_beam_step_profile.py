@@ -45,3 +45,14 @@ def test_profile_of_a_tiny_search(tiny_transformer, number_tokenizer):
     assert total == pytest.approx(result["op_ms_per_step"], abs=0.01)
     assert result["op_ms_per_step"] < result["wall_ms_per_step"]  # the rest is dispatch
     assert result["ops_per_step"] > 50  # a beam step is hundreds of small ops, not a handful
+
+
+def test_lever_variants_parse_and_batches_are_reproducible():
+    """Issue 59's levers mode: a variant names a checkout and Translator options; every variant sees one batch set."""
+    variant = profile_tool.parse_variant("bf16@/tmp/main:precision=bfloat16,early_finish=true,workers=1")
+    assert variant == {"label": "bf16", "tree": "/tmp/main",
+                       "options": {"precision": "bfloat16", "early_finish": True, "workers": 1}}
+    assert profile_tool.parse_variant("this") == {"label": "this", "tree": None, "options": {}}
+    first, again = profile_tool.lever_batches(40, 16), profile_tool.lever_batches(40, 16)
+    assert [b.shape[0] for b in first] == [16, 16, 8]
+    assert all((a == b).all() for a, b in zip(first, again)) and all((b[:, 0] > 0).all() for b in first)

@@ -536,3 +536,37 @@ def test_many_translators_raise_no_retracing_warning(tiny_transformer, number_to
         tf.get_logger().removeHandler(handler)
     messages = [record.getMessage() for record in records if "retracing" in record.getMessage()]
     assert messages and all("retraced" in message for message in messages), messages
+
+
+class _Bigram(decoding.Decodable):
+    """Next-token logits from the last token alone (a random table, END made likely): searches that end early."""
+
+    def __init__(self, seed, vocab=VOCAB, end_boost=2.0):
+        table = np.random.default_rng(seed).normal(0.0, 2.0, size=(vocab, vocab)).astype("float32")
+        table[:, END_ID] += end_boost
+        self.table, self.vocab_size, self.default_max_extra_length = tf.constant(table), vocab, 12
+
+    def step(self, sequences, index, state, use_cache=True):
+        return tf.gather(self.table, tf.gather(sequences, index, axis=1)), state  # (N,) -> (N, V)
+
+
+@pytest.mark.parametrize("static_shapes", [False, True])
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.5])
+def test_early_finish_gives_the_same_best_in_fewer_steps(static_shapes, alpha):
+    """Issue 59: `early_finish` stops a sentence when its best finished hypothesis cannot be beaten (not its
+    worst): the same outputs and scores in fewer steps (a random Transformer, and bigram tables that end early)."""
+    keras.utils.set_random_seed(0)
+    transformer = tfm.Transformer.from_preset(TransformerConfig.tiny(
+        vocab_size=VOCAB, dropout=0.0, num_layers=1, d_model=16, d_ff=32, max_length=16, extra_positions=8))
+    fewer = []
+    for seed, model in enumerate([transformer] + [_Bigram(seed) for seed in range(4)]):
+        ids = np.random.default_rng(seed).integers(4, VOCAB, size=(6, 7)).astype("int32")
+        ids[1, 3:], ids[4, 1:] = 0, 0
+        runs = [_numpy(_graph(decoding.beam_search, model=model, beam_size=3, alpha=alpha,
+                              static_shapes=static_shapes, early_finish=early)(ids)) for early in (False, True)]
+        np.testing.assert_array_equal(runs[1].sequences, runs[0].sequences)
+        np.testing.assert_array_equal(runs[1].lengths, runs[0].lengths)
+        np.testing.assert_allclose(runs[1].scores, runs[0].scores, rtol=0, atol=1e-5)
+        assert runs[1].steps <= runs[0].steps
+        fewer.append(int(runs[1].steps) < int(runs[0].steps))
+    assert any(fewer), "early_finish never saved a step: the lever does nothing"

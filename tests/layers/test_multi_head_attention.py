@@ -153,3 +153,25 @@ def test_read_only_cache_refuses_value_and_key(name):
 def test_bad_sizes_named():
     with pytest.raises(ValueError, match="num_heads=0"):
         MultiHeadAttention(num_heads=0, key_dim=4)
+
+
+def test_pair_cache_step_runs_no_mask_ops_and_equals_full_causal():
+    """Issue 59: one new position against a growing (keys, values) pair needs no causal mask (every cached key
+    is visible); the step's graph has no select or comparison, and the outputs equal the full causal call."""
+    import tensorflow as tf
+
+    mha = MultiHeadAttention(num_heads=2, key_dim=4)
+    x = np.random.default_rng(0).normal(size=(3, 5, 8)).astype("float32")
+    full = np.asarray(mha(x, use_causal_mask=True))
+    cache, steps = mha.empty_cache_pair(3), []
+    for t in range(5):
+        out, cache = mha.call_with_cache(x[:, t : t + 1], cache, t, use_causal_mask=True)
+        steps.append(np.asarray(out))
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), full, atol=1e-6)
+
+    step = tf.function(lambda q, k, v, i: mha.call_with_cache(q, (k, v), i, use_causal_mask=True))
+    step = step.get_concrete_function(
+        tf.TensorSpec([None, 1, 8]), tf.TensorSpec([None, 2, None, 4]), tf.TensorSpec([None, 2, None, 4]),
+        tf.TensorSpec([], tf.int32))
+    ops_in_step = {node.op for node in step.graph.as_graph_def().node}
+    assert not ops_in_step & {"SelectV2", "Select", "GreaterEqual", "LogicalAnd"}, sorted(ops_in_step)

@@ -235,7 +235,8 @@ def add_export(p):
     p.add_argument("--quantize", "--quantization", dest="quantization",
                    choices=("int8", "int8_float32", "int16", "float16", "bfloat16", "float32"), default=None,
                    help="weight type (default: float32). savedmodel: int8 (Keras' int8 Dense kernels, the ops TF "
-                        "Serving has; BLEU and speed in docs/results.md); ctranslate2: any of these")
+                        "Serving has): smaller, not faster (slower than float32 on CPU, docs/results.md); "
+                        "the fast int8 path is --format ctranslate2 --quantize int8. ctranslate2: any of these")
     p.add_argument("--xla", action="store_true",
                    help="savedmodel: compile the search with XLA (serve with tensorflow_model_server "
                         "--xla_cpu_compilation_enabled=true); slower on CPU in docs/results.md's measurement")

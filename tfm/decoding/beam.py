@@ -28,15 +28,18 @@ def _gather_beams(tensor, indices):
     return tf.gather(tensor, indices, axis=1, batch_dims=1)
 
 
-def _sentence_done(index, alive_log_probs, finished_scores, limits, alpha, fill=False):
+def _sentence_done(index, alive_log_probs, finished_scores, limits, alpha, fill=False, early_finish=False):
     """(b,) True where no alive hypothesis can still beat the worst finished one (with `fill`,
-    and all `k` finished slots are taken: the k best, not only the best, are decided)."""
+    and all `k` finished slots are taken: the k best, not only the best, are decided; with
+    `early_finish`, the best finished one: only the best is decided)."""
     # Alive log-probs (<= 0) only fall as tokens are added, so dividing the best one by the
     # largest penalty still reachable (at the limit for alpha >= 0, now for alpha < 0) bounds
     # any score an alive hypothesis can finish with.
     reachable_lp = tf.maximum(length_penalty(limits + 1, alpha), length_penalty(index + 1, alpha))  # (b,)
     best_alive = alive_log_probs[:, 0] / reachable_lp  # (b,)
     is_finished = finished_scores > NEG_INF
+    if early_finish and not fill:  # finished_scores are best first: slot 0 is the best (-inf: none yet)
+        return tf.logical_or(finished_scores[:, 0] >= best_alive, tf.equal(best_alive, NEG_INF))
     worst_finished = tf.reduce_min(tf.where(is_finished, finished_scores, np.inf), axis=1)  # (b,)
     any_finished = (tf.reduce_all if fill else tf.reduce_any)(is_finished, axis=1)
     return tf.logical_or(tf.logical_and(any_finished, worst_finished >= best_alive),
@@ -50,7 +53,7 @@ def _keep_decided(decided, old, new):
 
 
 def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True,
-                return_all=False, static_shapes=None, constraint=None):
+                return_all=False, static_shapes=None, constraint=None, early_finish=False):
     """Beam search with the GNMT length penalty (§6.1: beam 4, α = 0.6).
 
     Args:
@@ -70,6 +73,11 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
             (a decided sentence keeps its state in both).
         constraint: None or a constraint (`tfm.decoding.constraints`): every hypothesis
             continues only with the tokens it allows (§6.3's trees: `TreeConstraint`).
+        early_finish: bool. Stop a sentence as soon as its *best* finished hypothesis cannot be
+            beaten by any alive one (CTranslate2's early exit, with the exact bound above), not its
+            worst: the same `sequences` and `scores` in fewer steps; `steps` and, without
+            `return_all`, the other slots of `all_sequences` / `all_scores` may differ (they hold
+            what had finished by then). Ignored with `return_all`. Defaults to `False`.
 
     Returns:
         `SearchResult`: `scores` = `log P(Y | X) / lp(Y)`; `all_sequences` `(B, k, T_max)` and
@@ -145,7 +153,8 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         s["finished_scores"], finished_pos = tf.math.top_k(scores, k=k)  # ties keep the older hypothesis
         s["finished_seq"] = _gather_beams(tf.concat([s["finished_seq"], top_seq], axis=1), finished_pos)
         s["steps"] = tf.fill([active], index + 1)
-        done = _sentence_done(index + 1, s["alive_log_probs"], s["finished_scores"], s["limit"], alpha, return_all)
+        done = _sentence_done(index + 1, s["alive_log_probs"], s["finished_scores"], s["limit"], alpha, return_all,
+                              early_finish)
         if static_shapes:
             # A decided sentence keeps the results it was decided with, as one that leaves the batch does.
             old = state["sentence"]

@@ -65,7 +65,7 @@ from tfm.decoding.search_steps import validate_beam_size
 
 
 def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use_cache=True, return_all=False,
-           static_shapes=None, constraint=None):
+           static_shapes=None, constraint=None, early_finish=False):
     """`greedy_search` when `beam_size == 1`, else `beam_search`: a `SearchResult` either way (§6.1).
 
     Args:
@@ -73,6 +73,7 @@ def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use
         use_cache, static_shapes, constraint: as in `beam_search`.
         return_all: as in `beam_search`. With `beam_size == 1` the one hypothesis is decided as soon as
             it ends, so `return_all` asks for nothing more (`all_sequences` has `k = 1`).
+        early_finish: as in `beam_search` (greedy search stops each sentence at its END already).
 
     Example:
         >>> import tensorflow as tf
@@ -87,4 +88,5 @@ def search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None, use
                   constraint=constraint)
     if validate_beam_size(beam_size, as_decodable(model).vocab_size) == 1:
         return greedy_search(model, source_ids, **common)
-    return beam_search(model, source_ids, beam_size=beam_size, return_all=return_all, **common)
+    return beam_search(model, source_ids, beam_size=beam_size, return_all=return_all, early_finish=early_finish,
+                       **common)

@@ -319,6 +319,10 @@ class MultiHeadAttention(keras.layers.Layer):
             k = ops.concatenate([k, ops.cast(new_k, k.dtype)], axis=2)  # (B, N, index + T, d_k)
             v = ops.concatenate([v, ops.cast(new_v, v.dtype)], axis=2)
             cache = (k, v)
+            # One new position against a pair that holds exactly the positions written so far: the causal
+            # mask would be all True (key j <= index for every key), so no mask ops run at each step.
+            if q.shape[2] == 1:
+                use_causal_mask = False
         elif read_only:
             k, v = self._read_cache(cache)  # (B, N, S, H) each
         else:

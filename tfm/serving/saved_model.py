@@ -101,7 +101,7 @@ class ExportedTranslator(tf.Module):
         signatures: names from `SIGNATURES` to build beside `serving_default` (see `export_saved_model`).
         alignment_layer: int. The decoder layer the `alignment` signature reads (-1: the last).
         quantize: None or "int8": export an int8 copy of the model's Dense layers
-            (`tfm.models.quantization.quantized_copy`).
+            (`tfm.models.quantization.quantized_copy`): smaller, not faster (see `export_saved_model`).
         jit_compile: bool. Compile the search (not the tokenizer) with XLA, once per padded batch shape
             at serving time; TF Serving runs it only with `--xla_cpu_compilation_enabled=true`.
         name: str, the module's name.
@@ -276,7 +276,11 @@ def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
             cross-attention of `alignment_layer` averaged over heads). See `tfm.decoding.nbest`.
         alignment_layer: int. The decoder layer the alignment reads (-1: the last).
         quantize: None or "int8": int8 kernels in every Dense layer (`ExportedTranslator`); the ops stay
-            ones TF Serving's images have.
+            ones TF Serving's images have. Smaller, not faster: TensorFlow's CPU int8 product is slower than
+            float32 at a beam step's shapes (docs/results/decoding_vs_ctranslate2.notes.md: 0.20-0.32x
+            CTranslate2 float32 against float32's 0.50x); the fast int8 path is the CTranslate2 export
+            (`tfm.serving.ctranslate2.export_ctranslate2(..., quantization="int8")`, `tfm export --format
+            ctranslate2 --quantize int8`).
         jit_compile: bool. The search compiled with XLA (`ExportedTranslator`). Defaults to `False`.
         overwrite: bool. Replace a previous SavedModel in `output_dir` (only once the new one is
             complete). Defaults to `False`: an existing export is refused.
