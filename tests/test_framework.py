@@ -37,3 +37,19 @@ def test_keras_still_keeps_the_strategy_where_forget_distribute_strategy_clears_
     assert model._distribute_strategy is strategy, f"Keras no longer records the build's strategy there ({UPGRADED})"
     assert _framework.forget_distribute_strategy(model) is model and model._distribute_strategy is None
     assert model.distribute_strategy is tf.distribute.get_strategy()  # the scope it runs in
+
+
+def test_tf_text_still_makes_the_sentencepiece_resource_under_a_shared_name():
+    from tensorflow_text.python.ops import sentencepiece_tokenizer
+
+    from tfm.data.subword_tokenizer import train_tokenizer
+
+    op = getattr(getattr(sentencepiece_tokenizer, "gen_sentencepiece_tokenizer", None), "sentencepiece_op", None)
+    assert callable(op), f"tf-text's gen_sentencepiece_tokenizer.sentencepiece_op is gone ({UPGRADED})"
+    tokenizer = train_tokenizer(["a b c d", "b c d e", "c d e f"] * 20, vocab_size=12, seed=0)
+    handle = _framework.sentencepiece_resource(tokenizer.model_proto, "tfm_test_framework")
+    assert handle.dtype == tf.resource
+    ids = tokenizer.tokenize(["a b c"])
+    keras.utils.set_random_seed(0)  # clears the eager kernel cache: the shared resource must survive it
+    np_ids = tokenizer.tokenize(["a b c"])
+    assert ids.to_list() == np_ids.to_list(), f"the tokenizer's resource did not survive set_random_seed ({UPGRADED})"

@@ -1,16 +1,17 @@
 """The private Keras and TensorFlow names tfm relies on, each in one function here: why, and what it was checked with.
 
-Where TensorFlow or Keras has a public API, tfm uses it; these two have none. Each is checked against tensorflow
-2.21.0 and keras 3.15.1 (`CHECKED_WITH`); tests/test_framework.py fails, naming the function, when an upgrade
-removes or changes the name it reads.
+Where TensorFlow, tf-text or Keras has a public API, tfm uses it; these three have none. Each is checked against
+tensorflow 2.21.0, tensorflow-text 2.21.1 and keras 3.15.1 (`CHECKED_WITH`); tests/test_framework.py fails, naming
+the function, when an upgrade removes or changes the name it reads.
 
     in_xla_context()             TensorFlow's `control_flow_util.GraphOrParentsInXlaContext` (tensorflow.python)
     forget_distribute_strategy(model)   Keras' `Model._distribute_strategy`, set to None
+    sentencepiece_resource(model, shared_name)   tf-text's generated `sentencepiece_op` (tensorflow_text.python)
 
 TensorFlow is imported inside the functions, so importing this module (as `import tfm` does not) starts nothing.
 """
 
-CHECKED_WITH = {"tensorflow": "2.21.0", "keras": "3.15.1"}
+CHECKED_WITH = {"tensorflow": "2.21.0", "tensorflow-text": "2.21.1", "keras": "3.15.1"}
 
 
 def in_xla_context():
@@ -58,3 +59,27 @@ def forget_distribute_strategy(model):
     """
     model._distribute_strategy = None
     return model
+
+
+def sentencepiece_resource(model, shared_name):
+    """The SentencePiece model resource tf-text's tokenizer ops read, created under `shared_name`.
+
+    Why private: tf-text's public `SentencepieceTokenizer` makes this resource itself with no `shared_name`, so
+    `tf.random.set_seed` / `keras.utils.set_random_seed` (which clear the eager kernel cache) delete it under a
+    live tokenizer; the generated op that makes it, `sentencepiece_op`, is only in
+    `tensorflow_text.python.ops.sentencepiece_tokenizer.gen_sentencepiece_tokenizer`. Checked with
+    tensorflow-text 2.21.1.
+
+    Args:
+        model: bytes. A serialized SentencePiece model.
+        shared_name: str. The resource's name: equal names share one resource.
+
+    Returns:
+        A resource handle (scalar `tf.resource` tensor).
+
+    Example:
+        Used by `tfm.data.subword_tokenizer` (`_SentencePieceResource._create_resource`); see tests/test_framework.py.
+    """
+    from tensorflow_text.python.ops import sentencepiece_tokenizer  # no public equivalent (see the docstring)
+
+    return sentencepiece_tokenizer.gen_sentencepiece_tokenizer.sentencepiece_op(model=model, shared_name=shared_name)

@@ -25,8 +25,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 from google.protobuf.message import DecodeError
 from sentencepiece import sentencepiece_model_pb2
-from tensorflow_text.python.ops import sentencepiece_tokenizer as _tf_text_sentencepiece
 
+from tfm._framework import sentencepiece_resource
 from tfm.special_tokens import END, END_ID, PAD, PAD_ID, START, START_ID, UNK, UNK_ID
 
 MODEL_FILE = "sentencepiece.model"
@@ -89,8 +89,7 @@ class _SharedSentencepieceModel(tf.saved_model.experimental.TrackableResource):
         _ = self.resource_handle  # create it now
 
     def _create_resource(self):
-        return _tf_text_sentencepiece.gen_sentencepiece_tokenizer.sentencepiece_op(
-            model=self._model, shared_name=self._shared_name)
+        return sentencepiece_resource(self._model, self._shared_name)
 
 
 class SubwordTokenizer(tf.Module):
