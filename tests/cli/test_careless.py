@@ -31,7 +31,7 @@ def test_the_vocabulary_is_one_setting(flags):
 
 
 def test_the_next_hint_after_training_can_be_copied(tmp_path, monkeypatch, capsys):
-    """`tfm train`'s last line names the run folder quoted for a shell: a space or a quote in it stays one
+    """`tfm train`'s last two lines name the run folder quoted for a shell: a space or a quote in it stays one
     argument (it was printed bare)."""
     import tfm.runs
     import tfm.training.trainer
@@ -41,8 +41,8 @@ def test_the_next_hint_after_training_can_be_copied(tmp_path, monkeypatch, capsy
                         lambda recipe, output, **kwargs: types.SimpleNamespace(run_dir=output, epochs=1))
     monkeypatch.setattr(tfm.runs, "read_history", lambda run_dir: {"epoch": [0], "loss": [2.5]})
     assert cli.main(["train", "--preset", "tiny", "--output", output, "--epochs", "1"]) == 0
-    hint = capsys.readouterr().out.splitlines()[-1]
-    average, evaluate = hint.removeprefix("next: ").split(", then ")
+    average, evaluate = capsys.readouterr().out.splitlines()[-2:]
+    average, evaluate = average.removeprefix("next: "), evaluate.removeprefix("then: ")
     assert shlex.split(average) == ["tfm", "average", "--run", output]
     assert shlex.split(evaluate) == ["tfm", "evaluate", "--run", output]
 

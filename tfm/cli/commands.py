@@ -91,7 +91,7 @@ def train_command(args):
     print(f"{result.run_dir}: {result.epochs} epoch{'' if result.epochs == 1 else 's'} finished"
           f"{'; ' + summary if summary else ''}")
     run = shlex.quote(args.output)  # a folder with a space or a quote is copied as one argument
-    print(f"next: tfm average --run {run}, then tfm evaluate --run {run}")
+    print(f"next: tfm average --run {run}\nthen: tfm evaluate --run {run}")  # a line each: short, and copied whole
     return 0
 
 
