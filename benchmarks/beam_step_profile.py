@@ -5,7 +5,7 @@
     python benchmarks/beam_step_profile.py --name levers --sentences 64 --batch-size 16 \
         --variant main@/path/to/main-checkout --variant this --variant early:early_finish=true
 
-The last form (levers mode) needs no trained run: a small random model (`LEVER_MODEL`), the same random
+The last form (levers mode) needs no trained run: a random model (`LEVER_MODELS`, `--lever-model`), the same random
 sources, each variant in its own process (a checkout of tfm, and/or Translator options), alternating
 rounds, medians of wall ms and ops per step side by side, and a digest of each variant's outputs
 (tokens and scores to 1e-5) so that a lever that changes an output shows at once.
@@ -208,8 +208,15 @@ def print_profile(profile):
 
 # --- levers: one small random model, several variants of the code or of the Translator's options, side by side ---
 
-LEVER_MODEL = dict(d_model=32, num_layers=2, num_heads=4, d_ff=64, vocab_size=1000, max_length=32,
-                   extra_positions=10, dropout=0.0)
+LEVER_MODELS = {  # --lever-model: random weights of these shapes (the served ones: the two trained runs' presets)
+    "small": dict(d_model=32, num_layers=2, num_heads=4, d_ff=64, vocab_size=1000, max_length=32,
+                  extra_positions=10, dropout=0.0),  # dispatch-bound: shows ops per step
+    "m30k_small": dict(d_model=256, num_layers=3, num_heads=4, d_ff=1024, vocab_size=8000, max_length=32,
+                       extra_positions=10, dropout=0.0, norm_first=True),  # runs/08_multi30k_d256's shape
+    "m30k": dict(d_model=128, num_layers=4, num_heads=4, d_ff=256, vocab_size=10000, max_length=32,
+                 extra_positions=10, dropout=0.0, norm_first=True),  # runs/bench_quality/m30k's shape
+}
+LEVER_MODEL = LEVER_MODELS["small"]
 
 
 def parse_variant(text):
@@ -235,8 +242,8 @@ def parse_variant(text):
     return {"label": label, "tree": tree or None, "options": parsed}
 
 
-def lever_batches(sentences, batch_size, seed=0):
-    """Random 0-padded source batches (lengths 4..16) over `LEVER_MODEL`'s vocabulary: int32 `(B, S)` arrays."""
+def lever_batches(sentences, batch_size, seed=0, vocab_size=LEVER_MODEL["vocab_size"]):
+    """Random 0-padded source batches (lengths 4..16) over a vocabulary of `vocab_size`: int32 `(B, S)` arrays."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -246,7 +253,7 @@ def lever_batches(sentences, batch_size, seed=0):
         lengths = rng.integers(4, 17, rows)
         batch = np.zeros([rows, int(lengths.max())], np.int32)
         for i, length in enumerate(lengths):
-            batch[i, :length] = rng.integers(4, LEVER_MODEL["vocab_size"], length)
+            batch[i, :length] = rng.integers(4, vocab_size, length)
         batches.append(batch)
     return batches
 
@@ -266,8 +273,9 @@ def lever_worker(spec):
     from tfm.decoding import Translator
 
     keras.utils.set_random_seed(spec["seed"])
-    model = tfm.Transformer.from_preset("tiny", **LEVER_MODEL)
-    batches = lever_batches(spec["sentences"], spec["batch_size"], spec["seed"])
+    shape = LEVER_MODELS[spec.get("model", "small")]
+    model = tfm.Transformer.from_preset("tiny", **shape)
+    batches = lever_batches(spec["sentences"], spec["batch_size"], spec["seed"], shape["vocab_size"])
     model((batches[0][:1], batches[0][:1]))  # build
     translator = Translator(model, None, beam_size=spec["beam_size"], workers=1, **spec["options"])
     digest = hashlib.sha1()
@@ -279,7 +287,7 @@ def lever_worker(spec):
     return {"tfm": os.path.dirname(tfm.__file__), "digest": digest.hexdigest()[:12], **profile}
 
 
-def compare_levers(variants, rounds=3, sentences=64, batch_size=16, beam_size=4, seed=0):
+def compare_levers(variants, rounds=3, sentences=64, batch_size=16, beam_size=4, seed=0, model="small"):
     """Profile each variant in its own process (its tree first on `PYTHONPATH`), `rounds` alternating rounds;
     returns one row per variant: medians of wall ms and ops per step, op ms, and the output digest."""
     import subprocess
@@ -287,7 +295,8 @@ def compare_levers(variants, rounds=3, sentences=64, batch_size=16, beam_size=4,
     runs = {v["label"]: [] for v in variants}
     for _ in range(rounds):
         for variant in variants:
-            spec = {**variant, "sentences": sentences, "batch_size": batch_size, "beam_size": beam_size, "seed": seed}
+            spec = {**variant, "sentences": sentences, "batch_size": batch_size, "beam_size": beam_size, "seed": seed,
+                    "model": model}
             env = dict(os.environ)
             if variant["tree"]:
                 env["PYTHONPATH"] = os.pathsep.join([variant["tree"], env.get("PYTHONPATH", "")])
@@ -328,10 +337,13 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="64 sentences")
     parser.add_argument("--name", default="beam_step_profile", help="docs/results/NAME.json")
     parser.add_argument("--variant", action="append", default=None, metavar="LABEL[@TREE][:OPTION=VALUE,...]",
-                        help="levers mode (no run folder): profile a small random model (LEVER_MODEL) under each "
+                        help="levers mode (no run folder): profile a random model (--lever-model) under each "
                              "variant, side by side; TREE: a checkout to import tfm from; OPTIONs: Translator "
                              "keyword arguments. Repeatable")
     parser.add_argument("--rounds", type=int, default=3, help="levers mode: alternating rounds (default 3)")
+    parser.add_argument("--lever-model", choices=sorted(LEVER_MODELS), default="small",
+                        help="levers mode: the random model's shape (default small, dispatch-bound; m30k_small and "
+                             "m30k: the trained runs' shapes, where the products weigh as when served)")
     parser.add_argument("--lever-worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.lever_worker:
@@ -341,12 +353,15 @@ def main(argv=None):
         args.sentences = 64
     if args.variant:
         variants = [parse_variant(v) for v in args.variant]
-        rows = compare_levers(variants, args.rounds, args.sentences, args.batch_size, args.beam_size)
-        print(f"Random model {LEVER_MODEL}, {args.sentences} random sources in batches of {args.batch_size}, "
+        rows = compare_levers(variants, args.rounds, args.sentences, args.batch_size, args.beam_size,
+                              model=args.lever_model)
+        print(f"Random model {args.lever_model} {LEVER_MODELS[args.lever_model]}, {args.sentences} random sources "
+              f"in batches of {args.batch_size}, "
               f"beam {args.beam_size}, 1 thread, medians of {args.rounds} alternating rounds")
         print_levers(rows)
         save_result(args.name, {"command": "python benchmarks/beam_step_profile.py " + " ".join(argv or sys.argv[1:]),
-                                "model": LEVER_MODEL, "beam_size": args.beam_size, "levers": rows})
+                                "model": {"name": args.lever_model, **LEVER_MODELS[args.lever_model]},
+                                "beam_size": args.beam_size, "levers": rows})
         return
     if not os.path.exists(os.path.join(args.run, "config.json")):
         sys.exit(f"--run {args.run!r} is not a run folder (see decoding_vs_ctranslate2.py for how to train one)")

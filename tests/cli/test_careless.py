@@ -59,8 +59,8 @@ def test_the_next_hint_after_training_can_be_copied(tmp_path, monkeypatch, capsy
                                                           "--signatures alignment"),
     (["--format", "ctranslate2", "--alignment-layer", "2"], "--alignment-layer 2 is for --format savedmodel"),
     (["--format", "ctranslate2", "--xla"], "--xla is for --format savedmodel (CTranslate2 compiles nothing)"),
-    (["--quantize", "int16"], "--quantize int16: a SavedModel takes int8 (or float32); int16 is for --format "
-                              "ctranslate2"),
+    (["--quantize", "int16"], "--quantize int16: a SavedModel takes int8 or bfloat16 (or float32); int16 is for "
+                              "--format ctranslate2"),
 ])
 def test_export_refuses_a_flag_its_format_would_ignore(tmp_path, capsys, flags, message):
     """Refused before the run is read (this one does not exist) and before anything is written."""

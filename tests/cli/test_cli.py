@@ -257,8 +257,8 @@ def test_export_to_ctranslate2(run, tmp_path, capsys):
     assert (out / "model.bin").is_file() and (out / "sentencepiece.model").is_file()
     assert CTranslate2Translator(str(out)).metadata["beam_size"] == 2  # the run's
     assert cli.main(["export", "--run", run, "--output", str(tmp_path / "sm"), "--quantize", "int16"]) == 2
-    assert "--quantize int16: a SavedModel takes int8 (or float32); int16 is for --format ctranslate2" \
-        in capsys.readouterr().err
+    assert ("--quantize int16: a SavedModel takes int8 or bfloat16 (or float32); int16 is for --format "
+            "ctranslate2") in capsys.readouterr().err
     assert not (tmp_path / "sm").exists()
     assert cli.main(["export", "--run", run, "--output", str(tmp_path / "c"), "--format", "ctranslate2",
                      "--xla"]) == 2  # a flag the format would ignore: a usage error (tests/cli/test_careless.py)

@@ -368,21 +368,43 @@ def test_extra_signatures_refuse_bad_requests(tiny_transformer, number_tokenizer
     assert not any((tmp_path / name).exists() for name in "abc")  # nothing written
 
 
-@pytest.mark.parametrize("options", [dict(quantize="int8"), dict(jit_compile=True)], ids=["int8", "xla"])
-def test_int8_and_xla_exports_equal_their_translator(options, tmp_path, tiny_transformer, number_tokenizer,
-                                                     serving_ops):
-    """`quantize="int8"` serves what `Translator(quantize="int8")` gives, with int8 kernels and only ops TF
-    Serving has; `jit_compile=True` serves what the float Translator gives (XLA changes no output here)."""
+@pytest.mark.parametrize("options", [dict(quantize="int8"), dict(quantize="bfloat16"), dict(jit_compile=True)],
+                         ids=["int8", "bfloat16", "xla"])
+def test_int8_bfloat16_and_xla_exports_equal_their_translator(options, tmp_path, tiny_transformer, number_tokenizer,
+                                                              serving_ops):
+    """`quantize="int8"` / `"bfloat16"` serve what `Translator(quantize=...)` gives, with int8 kernels / bfloat16
+    weights and only ops TF Serving has; `jit_compile=True` serves what the float Translator gives (XLA changes no
+    output here)."""
     path = str(tmp_path / "options" / "1")
     tfm_export.export_saved_model((tiny_transformer, number_tokenizer), path, beam_size=BEAM, **options)
     record = read_metadata(path)
     assert (record["quantize"], record["jit_compile"]) == (options.get("quantize"), options.get("jit_compile", False))
     assert not _used_ops(path) - serving_ops
     loaded = tf.saved_model.load(path)
-    assert any(v.dtype == tf.int8 for v in loaded.model_variables) == ("quantize" in options)
+    assert any(v.dtype == tf.int8 for v in loaded.model_variables) == (options.get("quantize") == "int8")
+    assert any(v.dtype == tf.bfloat16 for v in loaded.model_variables) == (options.get("quantize") == "bfloat16")
     translations, scores = _translate(loaded.signatures["serving_default"], SENTENCES)
     translator = Translator(tiny_transformer, number_tokenizer, beam_size=BEAM, quantize=options.get("quantize"))
     eager, eager_scores = translator.translate_with_scores(SENTENCES)
     assert translations == eager
     np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
     assert tiny_transformer.dtype_policy.quantization_mode is None  # the model given is left in float
+
+
+def test_bfloat16_copy_rounds_the_weights_and_keeps_float32_where_the_search_ranks(tiny_transformer):
+    """`quantized_copy(model, "bfloat16")`: each weight is the float32 one rounded to bfloat16 (relative error at
+    most 2^-8), the logits come out float32 and close to the float model's, and the model given stays float32."""
+    from tfm.models.quantization import quantized_copy
+
+    bf16 = quantized_copy(tiny_transformer, "bfloat16")
+    assert bf16.dtype_policy.name == "bfloat16" and tiny_transformer.dtype_policy.name == "float32"
+    for original, rounded in zip(tiny_transformer.weights, bf16.weights, strict=True):
+        assert (original.path, rounded.dtype) == (rounded.path, "bfloat16")
+        value, copy = np.asarray(original.numpy()), np.asarray(rounded.numpy()).astype("float32")
+        np.testing.assert_allclose(copy, value, rtol=2.0 ** -8, atol=0)
+    ids = np.array([[5, 6, 7, 8, 0], [9, 10, 0, 0, 0]])
+    logits, reference = bf16((ids, ids[:, :4])), tiny_transformer((ids, ids[:, :4]))
+    assert logits.dtype == "float32"
+    assert float(np.max(np.abs(logits - reference))) < 0.05 * float(np.max(np.abs(reference)))
+    with pytest.raises(ValueError, match="already bfloat16"):
+        quantized_copy(bf16, "bfloat16")

@@ -234,9 +234,11 @@ def add_export(p):
                         "engine (pip install 'tfm[ctranslate2]'), faster on CPU, int8 with --quantization")
     p.add_argument("--quantize", "--quantization", dest="quantization",
                    choices=("int8", "int8_float32", "int16", "float16", "bfloat16", "float32"), default=None,
-                   help="weight type (default: float32). savedmodel: int8 (Keras' int8 Dense kernels, the ops TF "
-                        "Serving has): smaller, not faster (slower than float32 on CPU, docs/results.md); "
-                        "the fast int8 path is --format ctranslate2 --quantize int8. ctranslate2: any of these")
+                   help="weight type (default: float32). savedmodel: bfloat16 (weights and products in bfloat16, "
+                        "scores in float32: faster on CPUs with bfloat16 instructions, outputs close to float32's) "
+                        "or int8 (Keras' int8 Dense kernels): smaller, not faster (slower than float32 on CPU, "
+                        "docs/results.md); the fast int8 path is --format ctranslate2 --quantize int8. "
+                        "ctranslate2: any of these")
     p.add_argument("--xla", action="store_true",
                    help="savedmodel: compile the search with XLA (serve with tensorflow_model_server "
                         "--xla_cpu_compilation_enabled=true); slower on CPU in docs/results.md's measurement")

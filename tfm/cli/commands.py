@@ -370,9 +370,9 @@ def _export_flags_refused(args):
     """The one-line reason `tfm export` refuses a flag that its `--format` (or its other flags) would ignore, or
     None: the export a user asked for is made as asked, or not at all."""
     savedmodel = args.format == "savedmodel"
-    if savedmodel and args.quantization not in (None, "float32", "int8"):
-        return (f"--quantize {args.quantization}: a SavedModel takes int8 (or float32); {args.quantization} is for "
-                "--format ctranslate2")
+    if savedmodel and args.quantization not in (None, "float32", "int8", "bfloat16"):
+        return (f"--quantize {args.quantization}: a SavedModel takes int8 or bfloat16 (or float32); "
+                f"{args.quantization} is for --format ctranslate2")
     if not savedmodel and args.xla:
         return "--xla is for --format savedmodel (CTranslate2 compiles nothing)"
     if not savedmodel and args.signatures:

@@ -86,8 +86,11 @@ class Translator:
             source shape). Defaults to `False`.
         constraint: None or a constraint (`tfm.decoding.constraints`, e.g. `TreeConstraint`
             for a parser): only the tokens it allows are searched. Defaults to `None`.
-        quantize: None or "int8". Search with an int8 copy of the model's Dense layers
-            (`tfm.models.quantization.quantized_copy`; `model` itself is not changed). Defaults to `None`.
+        quantize: None, "int8" or "bfloat16". Search with a copy of the model whose Dense layers hold int8
+            kernels, or whose weights and products are bfloat16 (`tfm.models.quantization.quantized_copy`;
+            `model` itself is not changed). bfloat16 is faster where the CPU computes it in hardware
+            (`tfm.training.distribute.cpu_has_native_bfloat16()`), slower where oneDNN emulates it, and its
+            outputs are close to float32's, not identical. Defaults to `None` (the model as it is).
         early_finish: bool. Beam search stops a sentence once its best finished hypothesis cannot be
             beaten (`tfm.decoding.beam_search`): the same translations in fewer steps; `nbest` is
             unaffected (it decides all k). Defaults to `False`.

@@ -1,11 +1,20 @@
-"""int8 weights for serving: a quantized copy of a trained model (Keras 3's post-training quantization).
+"""Smaller weights for serving: an int8 or a bfloat16 copy of a trained model.
 
 `quantized_copy(model, "int8")` builds the same model, copies the weights and calls Keras'
-`Model.quantize("int8")`: every `Dense` layer (attention's Q/K/V/output projections, the FFN; §3.2.2,
-§3.3) keeps an int8 kernel with one float scale per output unit, and quantizes its input per row on the
-fly (abs-max). The shared embedding and output projection (`TokenEmbedding`, §3.4), the norms and the
-positional encoding stay in float. `tfm.decoding.Translator(quantize="int8")` and
-`tfm export --quantize int8` use it; the original model is left as it was.
+`Model.quantize("int8")` (post-training quantization): every `Dense` layer (attention's Q/K/V/output
+projections, the FFN; §3.2.2, §3.3) keeps an int8 kernel with one float scale per output unit, and
+quantizes its input per row on the fly (abs-max). The shared embedding and output projection
+(`TokenEmbedding`, §3.4), the norms and the positional encoding stay in float.
+
+`quantized_copy(model, "bfloat16")` builds the same model under Keras' `"bfloat16"` dtype policy: every
+weight is stored in bfloat16 (8 bits of mantissa, float32's range) and every matrix product runs in it,
+which processors with bfloat16 instructions (AVX512_BF16, AMX) compute at twice float32's rate or more,
+and the decoder's cached keys and values take half the memory. What stays float32 is what the model
+already keeps float32 under `mixed_bfloat16` (`docs/guides/training.md`): the attention softmax, the
+layer norms' statistics and the logits, so the search ranks hypotheses in float32.
+
+`tfm.decoding.Translator(quantize=...)` and `tfm export --quantize ...` use it; the original model is
+left as it was.
 
 What it gives on CPU is measured, not assumed: `benchmarks/decoding_vs_ctranslate2.py` has the int8
 rows beside float32, with BLEU.
@@ -13,7 +22,7 @@ rows beside float32, with BLEU.
 
 import warnings
 
-QUANTIZE_MODES = ("int8",)
+QUANTIZE_MODES = ("int8", "bfloat16")
 
 
 def validate_quantize(mode):
@@ -24,7 +33,7 @@ def validate_quantize(mode):
         ('int8', None)
         >>> validate_quantize("int4")
         Traceback (most recent call last):
-        ValueError: quantize='int4': expected None or one of ['int8']
+        ValueError: quantize='int4': expected None or one of ['int8', 'bfloat16']
     """
     if mode is None or mode in QUANTIZE_MODES:
         return mode
@@ -32,16 +41,18 @@ def validate_quantize(mode):
 
 
 def quantized_copy(model, mode="int8"):
-    """A copy of `model` with `mode` weights in its Dense layers; `model` itself is not changed.
+    """A copy of `model` with `mode` weights; `model` itself is not changed.
 
     Args:
         model: a built `Transformer` or `Seq2Seq` (anything with a `config` that its class's `from_preset`
             builds) with its trained weights.
-        mode: str, one of `QUANTIZE_MODES` ("int8": Keras' per-channel abs-max int8 kernels, inputs
-            quantized per row at run time).
+        mode: str, one of `QUANTIZE_MODES`. "int8": Keras' per-channel abs-max int8 kernels in the Dense
+            layers, inputs quantized per row at run time. "bfloat16": every weight rounded to bfloat16 and
+            the products computed in it (the softmax, norm statistics and logits stay float32).
 
     Returns:
-        a new model of the same config and dtype policy, weights copied, then quantized.
+        a new model of the same config, weights copied, then quantized: int8 keeps the model's dtype policy,
+        bfloat16 is built under the `"bfloat16"` policy.
 
     Raises:
         ValueError: an unknown `mode`, or a model already quantized.
@@ -57,6 +68,9 @@ def quantized_copy(model, mode="int8"):
         >>> ids = np.array([[5, 6, 7, 0]])
         >>> float(np.max(np.abs(int8((ids, ids)) - model((ids, ids))))) < 0.05   # logits close, not equal
         True
+        >>> bf16 = quantized_copy(model, "bfloat16")
+        >>> bf16.encoder.layers[0].ffn.inner.kernel.dtype, bf16((ids, ids)).dtype.name   # logits stay float32
+        ('bfloat16', 'float32')
     """
     import keras
 
@@ -66,13 +80,17 @@ def quantized_copy(model, mode="int8"):
     policy = model.dtype_policy
     if getattr(policy, "quantization_mode", None):
         raise ValueError(f"the model is already quantized ({policy.name}); quantize its float original")
+    if mode == "bfloat16" and policy.compute_dtype == "bfloat16" and policy.variable_dtype == "bfloat16":
+        raise ValueError(f"the model is already bfloat16 ({policy.name}); nothing to quantize")
     previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(policy.name)
+    keras.config.set_dtype_policy("bfloat16" if mode == "bfloat16" else policy.name)
     try:
         copy = type(model).from_preset(model.config)
     finally:
         keras.config.set_dtype_policy(previous)
     copy.set_weights(model.get_weights())
+    if mode == "bfloat16":
+        return copy
     with warnings.catch_warnings():  # "Layer LayerNormalization does not have a `quantize` method": by design
         warnings.filterwarnings("ignore", message=".*does not have a `quantize` method.*")
         copy.quantize(mode)

@@ -100,8 +100,8 @@ class ExportedTranslator(tf.Module):
             (default: the model's `extra_positions`, 50).
         signatures: names from `SIGNATURES` to build beside `serving_default` (see `export_saved_model`).
         alignment_layer: int. The decoder layer the `alignment` signature reads (-1: the last).
-        quantize: None or "int8": export an int8 copy of the model's Dense layers
-            (`tfm.models.quantization.quantized_copy`): smaller, not faster (see `export_saved_model`).
+        quantize: None, "int8" or "bfloat16": export a copy of the model with smaller weights
+            (`tfm.models.quantization.quantized_copy`, see `export_saved_model`).
         jit_compile: bool. Compile the search (not the tokenizer) with XLA, once per padded batch shape
             at serving time; TF Serving runs it only with `--xla_cpu_compilation_enabled=true`.
         name: str, the module's name.
@@ -275,8 +275,11 @@ def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
             translation with its subwords, each output subword's source position and the
             cross-attention of `alignment_layer` averaged over heads). See `tfm.decoding.nbest`.
         alignment_layer: int. The decoder layer the alignment reads (-1: the last).
-        quantize: None or "int8": int8 kernels in every Dense layer (`ExportedTranslator`); the ops stay
-            ones TF Serving's images have. Smaller, not faster: TensorFlow's CPU int8 product is slower than
+        quantize: None, "int8" or "bfloat16"; the ops stay ones TF Serving's images have. "bfloat16": every
+            weight and product in bfloat16, the softmax, norm statistics and scores in float32: faster where
+            the processor has bfloat16 instructions (docs/results/decoding_vs_ctranslate2.notes.md), its
+            outputs close to float32's, not identical. "int8": int8 kernels in every Dense layer. Smaller, not
+            faster: TensorFlow's CPU int8 product is slower than
             float32 at a beam step's shapes (docs/results/decoding_vs_ctranslate2.notes.md: 0.20-0.32x
             CTranslate2 float32 against float32's 0.50x); the fast int8 path is the CTranslate2 export
             (`tfm.serving.ctranslate2.export_ctranslate2(..., quantization="int8")`, `tfm export --format
