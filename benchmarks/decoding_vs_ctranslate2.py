@@ -15,16 +15,21 @@ output limit input + 50), 2 threads each. Candidates:
     tfm Translator early finish  Translator(early_finish=True): a sentence stops once its best finished
                           hypothesis cannot be beaten (issue 59); `same` counts its outputs equal to float32's
     tfm Translator int8   Translator(quantize="int8"): Keras' int8 Dense kernels (tfm.models.quantization)
+    tfm Translator bf16   Translator(quantize="bfloat16"): weights and products in bfloat16, scores in float32
     tfm Translator XLA    Translator(jit_compile=True): the whole search compiled, once per padded shape
     SavedModel b32 / b64  the exported SavedModel's serving_default (what TF Serving runs), fed
                           requests of 32 / 64 strings in file order, two requests in flight (as a
                           server answers concurrent clients)
     SavedModel int8 b64   `tfm export --quantize int8`, requests of 64
+    SavedModel bf16 b64   `tfm export --quantize bfloat16`, requests of 64
     SavedModel XLA b64    `tfm export --xla` (the search XLA-compiled inside the SavedModel), requests of 64
     CTranslate2 float32   the same weights converted by `tfm export --format ctranslate2`, two
                           batches of 64 in parallel (inter_threads 2): its fastest use of 2 threads
     CTranslate2 float32 1x  one batch at a time on 2 intra-op threads (the issue's measurement)
     CTranslate2 int8      int8 weights, two batches in parallel
+
+`--candidates` measures some of them (CTranslate2 float32, the baseline, and tfm Translator, the reference of
+the `same` column, always): a shorter run, the ratios still side by side.
 
 Threads: TensorFlow runs with 1 intra-op and `--threads` inter-op threads (what `tfm
 translate` sets: the decoder's ops are too small to split, whole batches side by side use
@@ -56,6 +61,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from common import alternate, median, path_free, save_result, use_bench_deps
 
 BASELINE = "CTranslate2 float32"
+REFERENCE = "tfm Translator"  # the `same` column counts outputs equal to its
+CANDIDATES = (REFERENCE, "tfm Translator 1x", "tfm Translator early finish", "tfm Translator int8",
+              "tfm Translator bf16", "tfm Translator XLA", "SavedModel b32", "SavedModel b64", "SavedModel int8 b64",
+              "SavedModel bf16 b64", "SavedModel XLA b64", BASELINE, BASELINE + " 1x", "CTranslate2 int8")
 DEFAULT_RUNS = ("runs/bench_quality/m30k", "runs/08_multi30k_d256")
 
 
@@ -72,6 +81,8 @@ def main(argv=None):
     parser.add_argument("--profile-sentences", type=int, default=256, help="sentences the profile traces")
     parser.add_argument("--quick", action="store_true", help="200 sentences, 1 round, 64 profiled")
     parser.add_argument("--name", default="decoding_vs_ctranslate2", help="docs/results/NAME.json")
+    parser.add_argument("--candidates", nargs="+", default=None, metavar="NAME", choices=CANDIDATES,
+                        help="measure only these (the baseline and tfm Translator always); default: all")
     args = parser.parse_args(argv)
     if args.quick:
         args.sentences, args.rounds, args.profile_sentences = min(args.sentences, 200), 1, 64
@@ -133,9 +144,13 @@ def table(run_dir, args):
     config = model.config
     shape = f"d_model {config.d_model}, {config.num_layers}+{config.num_layers} layers, vocab {config.vocab_size}"
 
+    chosen = set(args.candidates or CANDIDATES) | {BASELINE, REFERENCE}
     workdir = tempfile.mkdtemp(prefix="tfm_vs_ct2_")
     served = {}
-    for name, options in (("", {}), (" int8", dict(quantize="int8")), (" XLA", dict(jit_compile=True))):
+    for name, options in (("", {}), (" int8", dict(quantize="int8")), (" bf16", dict(quantize="bfloat16")),
+                          (" XLA", dict(jit_compile=True))):
+        if not any(c.startswith("SavedModel" + name + " b") for c in chosen):
+            continue
         folder = export_saved_model((model, tokenizer), os.path.join(workdir, f"savedmodel{name.strip()}", "1"),
                                     **decoding, **options)
         served[name] = tf.saved_model.load(folder).signatures["serving_default"]
@@ -155,20 +170,24 @@ def table(run_dir, args):
             return [t for answer in pool.map(request, batches) for t in answer]
         return run
 
-    candidates = {"tfm Translator": Translator(model, tokenizer, workers=args.threads, **decoding),
-                  "tfm Translator 1x": Translator(model, tokenizer, workers=1, **decoding),
-                  "tfm Translator early finish": Translator(model, tokenizer, workers=args.threads, early_finish=True,
-                                                            **decoding),
-                  "tfm Translator int8": Translator(model, tokenizer, workers=args.threads, quantize="int8",
-                                                    **decoding),
-                  "tfm Translator XLA": Translator(model, tokenizer, workers=args.threads, jit_compile=True,
-                                                   **decoding),
-                  "SavedModel b32": saved_model_in_batches(32, served[""]),
-                  "SavedModel b64": saved_model_in_batches(64, served[""]),
-                  "SavedModel int8 b64": saved_model_in_batches(64, served[" int8"]),
-                  "SavedModel XLA b64": saved_model_in_batches(64, served[" XLA"])}
+    makers = {"tfm Translator": lambda: Translator(model, tokenizer, workers=args.threads, **decoding),
+              "tfm Translator 1x": lambda: Translator(model, tokenizer, workers=1, **decoding),
+              "tfm Translator early finish": lambda: Translator(model, tokenizer, workers=args.threads,
+                                                                early_finish=True, **decoding),
+              "tfm Translator int8": lambda: Translator(model, tokenizer, workers=args.threads, quantize="int8",
+                                                        **decoding),
+              "tfm Translator bf16": lambda: Translator(model, tokenizer, workers=args.threads, quantize="bfloat16",
+                                                        **decoding),
+              "tfm Translator XLA": lambda: Translator(model, tokenizer, workers=args.threads, jit_compile=True,
+                                                       **decoding),
+              "SavedModel b32": lambda: saved_model_in_batches(32, served[""]),
+              "SavedModel b64": lambda: saved_model_in_batches(64, served[""]),
+              "SavedModel int8 b64": lambda: saved_model_in_batches(64, served[" int8"]),
+              "SavedModel bf16 b64": lambda: saved_model_in_batches(64, served[" bf16"]),
+              "SavedModel XLA b64": lambda: saved_model_in_batches(64, served[" XLA"])}
     for name, translator in ct2.items():
-        candidates[name] = lambda texts, t=translator: t(texts, **decoding)
+        makers[name] = lambda t=translator: lambda texts: t(texts, **decoding)
+    candidates = {name: makers[name]() for name in CANDIDATES if name in chosen}
 
     outputs, warmup = {}, {}
     for name, translate in candidates.items():  # warm-up: tracing, every XLA compilation, thread pools
@@ -184,7 +203,7 @@ def table(run_dir, args):
 
     rates = alternate(list(candidates), args.rounds, measure)
     base = median(rates[BASELINE])
-    float_outputs = outputs["tfm Translator"]
+    float_outputs = outputs[REFERENCE]
     rows = []
     for name in candidates:
         hypotheses = outputs[name]
