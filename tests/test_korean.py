@@ -465,3 +465,13 @@ def test_a_stale_index_names_the_commit_it_was_translated_from():
     assert recorded == ("docs/course/index.md", korean.page_digest(text))
     committed = korean.translated_from(ROOT / "docs" / "course" / "index.md", recorded[1])
     assert committed is None or re.fullmatch(r"[0-9a-f]{7,}", committed)
+
+
+def test_build_names_what_it_wrote_outside_the_repository(tmp_path, capsys):
+    """`tools/korean.py build --output DIR` with DIR outside the checkout prints the absolute paths it wrote (it
+    crashed on `relative_to`)."""
+    if korean.check_all():
+        pytest.skip("a Korean notebook is stale: tools/korean.py check")
+    korean.main(["build", "--output", str(tmp_path)])
+    wrote = [line.removeprefix("wrote ") for line in capsys.readouterr().out.splitlines() if line.startswith("wrote ")]
+    assert wrote and all(pathlib.Path(p).parent == tmp_path.resolve() and pathlib.Path(p).exists() for p in wrote)

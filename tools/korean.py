@@ -605,7 +605,7 @@ def main(argv=None):
         output = pathlib.Path(args.output)
         written, behind = build(args.output)
         for name in written:
-            print(f"wrote {output.relative_to(ROOT) if output.is_absolute() else output}/{name}")
+            print(f"wrote {_relative(output / name)}")
         for name, why in behind.items():
             print(f"left as it is: {name}: {why}")
         return 1 if behind else 0
