@@ -136,3 +136,16 @@ def test_a_fresh_interpreter_reaches_a_subpackage_it_never_imported():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["tfm.parsing", "tfm.runs.resume"]
+
+
+def test_reading_or_refusing_a_run_record_imports_no_tensorflow(tmp_path):
+    """`read_run_config` answers in milliseconds: a CLI refusal of a wrong run folder starts no TensorFlow (it took
+    ~5 s when the run record imported the tokenizer's module at the top)."""
+    (tmp_path / "notarun").mkdir()
+    probe = ("import sys\nfrom tfm.runs import read_run_config\n"
+             f"try:\n    read_run_config({str(tmp_path / 'notarun')!r})\nexcept FileNotFoundError as error:\n"
+             "    print('refused:', 'not a tfm run folder' in str(error))\n"
+             "print(sorted(m for m in ('tensorflow', 'keras') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["refused: True", "[]"]

@@ -13,7 +13,6 @@ import os
 from tfm import __version__
 from tfm.config import Recipe, upgrade_record
 from tfm.config.recipe import RECORD_FORMAT
-from tfm.data.subword_tokenizer import MODEL_FILE, SubwordTokenizer
 from tfm.runs.files import CONFIG_FILE, HISTORY_FILE, TOKENIZER_DIR, validate_output_path, write_atomic
 
 logger = logging.getLogger("tfm.runs")
@@ -140,6 +139,8 @@ def load_tokenizer(run_dir, config):
         load_tokenizer("runs/m30k", Recipe.from_record(read_run_config("runs/m30k")).model).vocab_size
     """
     folder = os.path.join(run_dir, TOKENIZER_DIR)
+    from tfm.data.subword_tokenizer import MODEL_FILE, SubwordTokenizer  # TensorFlow: only when a tokenizer is read
+
     path = os.path.join(folder, MODEL_FILE)
     if os.path.isfile(path) and os.path.getsize(path) == 0:
         raise ValueError(f"cannot read the tokenizer {path}: the file is empty (0 bytes), cut short when it was "
