@@ -22,6 +22,7 @@ output limit input + 50), 2 threads each. Candidates:
                           server answers concurrent clients)
     SavedModel int8 b64   `tfm export --quantize int8`, requests of 64
     SavedModel bf16 b64   `tfm export --quantize bfloat16`, requests of 64
+    SavedModel bf16 early b64  `tfm export --quantize bfloat16 --early-finish`, requests of 64
     SavedModel XLA b64    `tfm export --xla` (the search XLA-compiled inside the SavedModel), requests of 64
     CTranslate2 float32   the same weights converted by `tfm export --format ctranslate2`, two
                           batches of 64 in parallel (inter_threads 2): its fastest use of 2 threads
@@ -64,7 +65,8 @@ BASELINE = "CTranslate2 float32"
 REFERENCE = "tfm Translator"  # the `same` column counts outputs equal to its
 CANDIDATES = (REFERENCE, "tfm Translator 1x", "tfm Translator early finish", "tfm Translator int8",
               "tfm Translator bf16", "tfm Translator XLA", "SavedModel b32", "SavedModel b64", "SavedModel int8 b64",
-              "SavedModel bf16 b64", "SavedModel XLA b64", BASELINE, BASELINE + " 1x", "CTranslate2 int8")
+              "SavedModel bf16 b64", "SavedModel bf16 early b64", "SavedModel XLA b64", BASELINE, BASELINE + " 1x",
+              "CTranslate2 int8")
 DEFAULT_RUNS = ("runs/bench_quality/m30k", "runs/08_multi30k_d256")
 
 
@@ -148,11 +150,12 @@ def table(run_dir, args):
     workdir = tempfile.mkdtemp(prefix="tfm_vs_ct2_")
     served = {}
     for name, options in (("", {}), (" int8", dict(quantize="int8")), (" bf16", dict(quantize="bfloat16")),
+                          (" bf16 early", dict(quantize="bfloat16", early_finish=True)),
                           (" XLA", dict(jit_compile=True))):
         if not any(c.startswith("SavedModel" + name + " b") for c in chosen):
             continue
-        folder = export_saved_model((model, tokenizer), os.path.join(workdir, f"savedmodel{name.strip()}", "1"),
-                                    **decoding, **options)
+        folder = os.path.join(workdir, "savedmodel" + name.replace(" ", "_"), "1")
+        export_saved_model((model, tokenizer), folder, **decoding, **options)
         served[name] = tf.saved_model.load(folder).signatures["serving_default"]
     ct2_dir = export_ctranslate2((model, tokenizer), os.path.join(workdir, "ct2"))
     ct2_int8_dir = export_ctranslate2((model, tokenizer), os.path.join(workdir, "ct2_int8"), quantization="int8")
@@ -184,6 +187,7 @@ def table(run_dir, args):
               "SavedModel b64": lambda: saved_model_in_batches(64, served[""]),
               "SavedModel int8 b64": lambda: saved_model_in_batches(64, served[" int8"]),
               "SavedModel bf16 b64": lambda: saved_model_in_batches(64, served[" bf16"]),
+              "SavedModel bf16 early b64": lambda: saved_model_in_batches(64, served[" bf16 early"]),
               "SavedModel XLA b64": lambda: saved_model_in_batches(64, served[" XLA"])}
     for name, translator in ct2.items():
         makers[name] = lambda t=translator: lambda texts: t(texts, **decoding)
@@ -218,7 +222,8 @@ def table(run_dir, args):
                                                                                               float_outputs)),
                      "rounds": [round(r, 1) for r in rates[name]], "warmup_s": round(warmup[name], 1)})
 
-    print(f"{len(sources)} test_2016_flickr sentences, {path_free(run_dir)} ({info['model']}, {shape}), "
+    model_name = info.get("model_name", "transformer")
+    print(f"{len(sources)} test_2016_flickr sentences, {path_free(run_dir)} ({model_name}, {shape}), "
           f"beam {args.beam_size}, alpha {args.alpha}, {args.threads} threads, medians of {args.rounds} alternating "
           f"rounds; ctranslate2 {ctranslate2.__version__}")
     header = (f"{'decoder (text in, text out)':<26}{'sent/s':>9}{'subwords/s':>12}{'vs CT2 f32':>12}{'BLEU':>8}"
@@ -237,7 +242,7 @@ def table(run_dir, args):
                             ("output projection", config.d_model, config.vocab_size)],
                            rows=64 * args.beam_size)  # a batch of 64 sentences x k beams
     print_int8_matmuls(matmuls, rows=64 * args.beam_size)
-    return {"run": run_dir, "model": info["model"], "shape": shape, "d_model": config.d_model,
+    return {"run": run_dir, "model": model_name, "shape": shape, "d_model": config.d_model,
             "num_layers": config.num_layers, "vocab_size": config.vocab_size, "sentences": len(sources),
             "rows": rows, "profile": profile, "int8_matmuls": matmuls}
 

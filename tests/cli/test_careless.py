@@ -59,6 +59,7 @@ def test_the_next_hint_after_training_can_be_copied(tmp_path, monkeypatch, capsy
                                                           "--signatures alignment"),
     (["--format", "ctranslate2", "--alignment-layer", "2"], "--alignment-layer 2 is for --format savedmodel"),
     (["--format", "ctranslate2", "--xla"], "--xla is for --format savedmodel (CTranslate2 compiles nothing)"),
+    (["--format", "ctranslate2", "--early-finish"], "--early-finish is for --format savedmodel"),
     (["--quantize", "int16"], "--quantize int16: a SavedModel takes int8 or bfloat16 (or float32); int16 is for "
                               "--format ctranslate2"),
 ])
@@ -73,7 +74,7 @@ def test_export_refuses_a_flag_its_format_would_ignore(tmp_path, capsys, flags, 
 
 @pytest.mark.parametrize("flags", [
     [], ["--signatures", "alignment", "--alignment-layer", "99"], ["--signatures", "nbest", "alignment"],
-    ["--alignment-layer", "-1"], ["--quantize", "int8"], ["--xla"],
+    ["--alignment-layer", "-1"], ["--quantize", "int8"], ["--quantize", "bfloat16"], ["--xla"], ["--early-finish"],
     ["--format", "ctranslate2", "--quantize", "int16"], ["--format", "ctranslate2"],
 ])
 def test_export_flags_that_take_effect_are_not_refused(flags):

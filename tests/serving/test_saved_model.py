@@ -258,8 +258,8 @@ def test_export_command(tmp_path, finished_run):
 
     out = str(tmp_path / "m" / "1")
     args = argparse.Namespace(run=finished_run, output=out, beam_size=1, alpha=0.6, checkpoint=None,
-                              format="savedmodel", quantization=None, xla=False, signatures=[], alignment_layer=-1,
-                              overwrite=False)
+                              format="savedmodel", quantization=None, xla=False, early_finish=False, signatures=[],
+                              alignment_layer=-1, overwrite=False)
     assert cli.export_command(args) == 0
     serve = tf.saved_model.load(out).signatures["serving_default"]
     eager = Translator.from_run(finished_run, beam_size=1)  # the same checkpoint rule ("auto")
@@ -390,6 +390,24 @@ def test_int8_bfloat16_and_xla_exports_equal_their_translator(options, tmp_path,
     np.testing.assert_allclose(scores, eager_scores, atol=1e-4)
     assert tiny_transformer.dtype_policy.quantization_mode is None  # the model given is left in float
 
+
+
+def test_early_finish_export_serves_the_same_translations_and_scores(exported, tmp_path, tiny_transformer,
+                                                                     number_tokenizer):
+    """`early_finish=True`: recorded, and `serving_default` answers what the plain export answers (the best
+    hypothesis is decided when the search stops); `nbest` searches in full, so its k best are the plain ones too."""
+    path = str(tmp_path / "early" / "1")
+    tfm_export.export_saved_model((tiny_transformer, number_tokenizer), path, beam_size=BEAM, early_finish=True,
+                                  signatures=("nbest",))
+    assert read_metadata(path)["early_finish"] is True and read_metadata(exported)["early_finish"] is False
+    loaded = tf.saved_model.load(path)
+    translations, scores = _translate(loaded.signatures["serving_default"], SENTENCES)
+    plain, plain_scores = _translate(tf.saved_model.load(exported).signatures["serving_default"], SENTENCES)
+    assert translations == plain
+    np.testing.assert_allclose(scores, plain_scores, atol=1e-5)
+    full = Translator(tiny_transformer, number_tokenizer, beam_size=BEAM).nbest(SENTENCES)
+    served = loaded.signatures["nbest"](text=tf.constant(SENTENCES))["translations"].numpy()
+    assert [[t.decode() for t in row] for row in served] == [[t for t, _ in row] for row in full]
 
 def test_bfloat16_copy_rounds_the_weights_and_keeps_float32_where_the_search_ranks(tiny_transformer):
     """`quantized_copy(model, "bfloat16")`: each weight is the float32 one rounded to bfloat16 (relative error at

@@ -242,6 +242,9 @@ def add_export(p):
     p.add_argument("--xla", action="store_true",
                    help="savedmodel: compile the search with XLA (serve with tensorflow_model_server "
                         "--xla_cpu_compilation_enabled=true); slower on CPU in docs/results.md's measurement")
+    p.add_argument("--early-finish", action="store_true",
+                   help="savedmodel: stop each sentence's beam once its best translation cannot be beaten (the "
+                        "same translations and scores in fewer steps; nbest searches in full)")
     p.add_argument("--signatures", nargs="+", choices=("nbest", "alignment"), default=[],
                    help="extra SavedModel signatures beside serving_default: nbest (the k best translations and "
                         "scores) and/or alignment (each output subword's source position and the cross-attention)")

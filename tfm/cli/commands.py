@@ -352,13 +352,14 @@ def export_command(args):
                               checkpoint=args.checkpoint, signatures=args.signatures,
                               alignment_layer=args.alignment_layer, overwrite=args.overwrite,
                               quantize=None if args.quantization == "float32" else args.quantization,
-                              jit_compile=args.xla)
+                              jit_compile=args.xla, early_finish=args.early_finish)
     with open(os.path.join(path, METADATA_FILE)) as f:
         metadata = json.load(f)
     extra = "".join(f"; {name}: text -> {', '.join(outputs)}" for name, outputs in metadata["signatures"].items()
                     if name != "serving_default")
     options = (f", {metadata['quantize']} weights" if metadata.get("quantize") else "") + (
-        ", XLA-compiled search" if metadata.get("jit_compile") else "")
+        ", XLA-compiled search" if metadata.get("jit_compile") else "") + (
+        ", early finish" if metadata.get("early_finish") else "")
     print(f"exported {args.run} to {path} (serving_default: tf.string text (B,) -> "
           f"{', '.join(metadata['outputs'])}{extra}; "
           f"beam {metadata['beam_size']}, alpha {metadata['alpha']}{options})")
@@ -375,6 +376,8 @@ def _export_flags_refused(args):
                 f"{args.quantization} is for --format ctranslate2")
     if not savedmodel and args.xla:
         return "--xla is for --format savedmodel (CTranslate2 compiles nothing)"
+    if not savedmodel and args.early_finish:
+        return "--early-finish is for --format savedmodel (CTranslate2's translator stops early by its own rule)"
     if not savedmodel and args.signatures:
         return (f"--signatures {' '.join(args.signatures)} is for --format savedmodel (a CTranslate2 export has no "
                 "signatures; its translator's translate_with_scores gives the scores)")
