@@ -76,14 +76,19 @@ DEFAULT_SENTENCES = (
      "영어 두 단어가 독일어 합성어 하나가 됩니다(sandy beach: sandstrand)"),
     (1, "a rare name, Boston Terrier, cut into subwords the model has seldom seen",
      "드문 이름 Boston Terrier가 모델이 거의 보지 못한 서브워드로 쪼개집니다"),
-    (6, "a rare word the model gets wrong: it has learned no German word for igloo (Iglu)",
-     "모델이 틀리는 드문 단어: igloo에 해당하는 독일어 단어(Iglu)를 배우지 못했습니다"),
-    (24, "German puts the verb of the second clause last (... sie fotografiert): a crossing, not a diagonal",
-     "독일어는 두 번째 절의 동사를 끝에 둡니다(... sie fotografiert). 대각선이 아니라 교차가 생깁니다"),
-    (51, "a rare word (wakeboarder), and a passive whose German verbs come last (gezogen wird)",
-     "드문 단어(wakeboarder)와, 독일어에서 동사가 끝에 오는 수동태(gezogen wird)"),
-    (0, "a misspelt source (starring for staring): the model reads what it was given",
-     "철자가 틀린 소스(staring 대신 starring): 모델은 주어진 그대로 읽습니다"),
+    (6, "a rare word the model gets wrong: it has learned no German word for igloo (Iglu) and copies the English "
+        "subwords",
+     "모델이 틀리는 드문 단어: igloo에 해당하는 독일어 단어(Iglu)를 배우지 못해 영어 서브워드를 그대로 베낍니다"),
+    (24, "German puts the verb of the second clause last (takes her picture: ihr foto macht): a crossing, not a "
+         "diagonal",
+     "독일어는 두 번째 절의 동사를 끝에 둡니다(takes her picture: ihr foto macht). 대각선이 아니라 교차가 생깁니다"),
+    (51, "a rare word (wakeboarder), and a passive whose German verbs come last (being towed: here aufgehoben "
+         "wird, lifted; the reference has gezogen wird)",
+     "드문 단어(wakeboarder)와, 독일어에서 동사가 끝에 오는 수동태(being towed: 여기서는 aufgehoben wird, "
+     "들어 올려지다. 참조 번역은 gezogen wird)"),
+    (0, "a misspelt source (starring for staring, cut into star + ring): the model writes starrt (stares) all the "
+        "same",
+     "철자가 틀린 소스(staring 대신 starring, star + ring으로 잘립니다): 모델은 그래도 starrt(응시하다)라고 씁니다"),
     (7, "long (27 words), with a baseball term (home plate) the model misses",
      "긴 문장(27단어)이고, 모델이 놓치는 야구 용어(home plate)가 있습니다"),
     (959, "the longest sentence of the test split (32 words, 33 subwords)",
