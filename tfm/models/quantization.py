@@ -16,8 +16,8 @@ layer norms' statistics and the logits, so the search ranks hypotheses in float3
 `tfm.decoding.Translator(quantize=...)` and `tfm export --quantize ...` use it; the original model is
 left as it was.
 
-What it gives on CPU is measured, not assumed: `benchmarks/decoding_vs_ctranslate2.py` has the int8
-rows beside float32, with BLEU.
+What it gives on CPU is measured, not assumed: `benchmarks/decoding_vs_ctranslate2.py` has the int8 and
+bfloat16 rows beside float32, with BLEU.
 """
 
 import warnings
@@ -55,7 +55,7 @@ def quantized_copy(model, mode="int8"):
         bfloat16 is built under the `"bfloat16"` policy.
 
     Raises:
-        ValueError: an unknown `mode`, or a model already quantized.
+        ValueError: an unknown `mode`, a model already int8, or a bfloat16 copy asked of a bfloat16 model.
 
     Example:
         >>> import numpy as np
