@@ -62,6 +62,9 @@ GROUP_ORDER = ["matrix products: output projection", "matrix products: attention
                "control flow", "encoder and set-up (once per batch)"]
 
 
+ATTENTION_PROJECTIONS = re.compile(r"(^|/)(query|key|value|attention_output)(_\d+)?/")
+
+
 def op_group(op_type, op_name):
     """The group of one op (the module docstring's list), from its type and name."""
     if "while/" not in op_name:
@@ -72,6 +75,10 @@ def op_group(op_type, op_name):
         if "feed_forward" in name:
             return "matrix products: FFN"
         if "embedding" in name or "output_projection" in name:
+            return "matrix products: output projection"
+        if base.endswith("MatMul") and "Batch" not in base and not ATTENTION_PROJECTIONS.search(name):
+            # A 2-D product outside every attention projection: the output projection, which grappler may have
+            # fused with the search's next add (named after that add, e.g. `while/add_6`)
             return "matrix products: output projection"
         return "matrix products: attention"  # Q/K/V/output projections, Q.K^T and weights.V
     for group, types in GROUPS.items():
@@ -269,8 +276,13 @@ def lever_worker(spec):
 
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
+    if spec.get("tree"):  # ahead of this checkout, which the script's own path setting put first
+        sys.path.insert(0, os.path.abspath(spec["tree"]))
     import tfm
     from tfm.decoding import Translator
+
+    if spec.get("tree") and not os.path.abspath(tfm.__file__).startswith(os.path.abspath(spec["tree"]) + os.sep):
+        sys.exit(f"tfm came from {tfm.__file__}, not from the variant's tree {spec['tree']}")
 
     keras.utils.set_random_seed(spec["seed"])
     shape = LEVER_MODELS[spec.get("model", "small")]

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from tfm.layers.feed_forward import position_wise
 from tfm.layers.masks import causal_mask
 from tfm.layers.scaled_dot_product_attention import attention_weights
 
@@ -125,8 +126,8 @@ class MultiHeadAttention(keras.layers.Layer):
             >>> tuple(heads.shape), keras.ops.convert_to_numpy(heads[0, 1]).tolist()   # head 1: features 3-5
             ((1, 2, 2, 3), [[3.0, 4.0, 5.0], [9.0, 10.0, 11.0]])
         """
-        b, t = ops.shape(x)[0], ops.shape(x)[1]
-        x = ops.reshape(x, (b, t, self.num_heads, head_dim))  # (B, T, N*H) -> (B, T, N, H)
+        t = ops.shape(x)[1]  # an int where static (a decoding step): no shape op for it
+        x = ops.reshape(x, (-1, t, self.num_heads, head_dim))  # (B, T, N*H) -> (B, T, N, H)
         return ops.transpose(x, (0, 2, 1, 3))  # (B, T, N, H) -> (B, N, T, H)
 
     @staticmethod
@@ -214,8 +215,8 @@ class MultiHeadAttention(keras.layers.Layer):
             True
         """
         key = value if key is None else key
-        k = self.split_heads(self.key_dense(key), self.key_dim)  # (B, N, S, d_k)
-        v = self.split_heads(self.value_dense(value), self.value_dim)  # (B, N, S, d_v)
+        k = self.split_heads(position_wise(self.key_dense, key), self.key_dim)  # (B, N, S, d_k)
+        v = self.split_heads(position_wise(self.value_dense, value), self.value_dim)  # (B, N, S, d_v)
         return self._stack_kv(k, v)  # (B, 2, N, S, H)
 
     def empty_cache(self, batch_size, max_length):
@@ -308,14 +309,14 @@ class MultiHeadAttention(keras.layers.Layer):
             value = query
         if key is None:
             key = value
-        q = self.split_heads(self.query_dense(query), self.key_dim)  # (B, T, D) -> (B, N, T, H)
+        q = self.split_heads(position_wise(self.query_dense, query), self.key_dim)  # (B, T, D) -> (B, N, T, H)
         if isinstance(cache, (tuple, list)):  # (keys, values): read as is, or append the new positions
             k, v = cache
             if read_only:  # no weights: `call_with_scores` takes no cache
                 output = self._attend_shared(q, k, v, attention_mask, use_causal_mask, training)
                 return output, None, (k, v)
-            new_k = self.split_heads(self.key_dense(key), self.key_dim)  # (B, T, D) -> (B, N, T, d_k)
-            new_v = self.split_heads(self.value_dense(value), self.value_dim)
+            new_k = self.split_heads(position_wise(self.key_dense, key), self.key_dim)  # (B, T, D) -> (B, N, T, d_k)
+            new_v = self.split_heads(position_wise(self.value_dense, value), self.value_dim)
             k = ops.concatenate([k, ops.cast(new_k, k.dtype)], axis=2)  # (B, N, index + T, d_k)
             v = ops.concatenate([v, ops.cast(new_v, v.dtype)], axis=2)
             cache = (k, v)
@@ -326,8 +327,8 @@ class MultiHeadAttention(keras.layers.Layer):
         elif read_only:
             k, v = self._read_cache(cache)  # (B, N, S, H) each
         else:
-            k = self.split_heads(self.key_dense(key), self.key_dim)  # (B, S, D) -> (B, N, S, H)
-            v = self.split_heads(self.value_dense(value), self.value_dim)  # (B, S, D) -> (B, N, S, H)
+            k = self.split_heads(position_wise(self.key_dense, key), self.key_dim)  # (B, S, D) -> (B, N, S, H)
+            v = self.split_heads(position_wise(self.value_dense, value), self.value_dim)  # (B, S, D) -> (B, N, S, H)
             if cache is not None:
                 cache = self._write_cache(cache, self._stack_kv(k, v), cache_update_index)
                 k, v = self._read_cache(cache)  # (B, N, S_max, H)
@@ -344,9 +345,8 @@ class MultiHeadAttention(keras.layers.Layer):
         dropped = self.dropout_layer(weights, training=training)
         context = ops.matmul(dropped, v)  # (B, N, T, S) @ (B, N, S, H) -> (B, N, T, H)
         context = ops.transpose(context, (0, 2, 1, 3))  # (B, N, T, H) -> (B, T, N, H)
-        b, t = ops.shape(context)[0], ops.shape(context)[1]
-        context = ops.reshape(context, (b, t, self.num_heads * self.value_dim))  # -> (B, T, N*H)
-        output = self.output_dense(context)  # (B, T, N*H) -> (B, T, D)
+        context = ops.reshape(context, (-1, ops.shape(context)[1], self.num_heads * self.value_dim))  # -> (B, T, N*H)
+        output = position_wise(self.output_dense, context)  # (B, T, N*H) -> (B, T, D)
         return output, weights, cache
 
     def _attend_shared(self, q, k, v, attention_mask, use_causal_mask, training):
@@ -380,7 +380,7 @@ class MultiHeadAttention(keras.layers.Layer):
         context = ops.matmul(weights, v)  # (B, N, G*T, d_v)
         context = ops.transpose(ops.reshape(context, (batch, self.num_heads, groups, t, self.value_dim)),
                                 (0, 2, 3, 1, 4))  # -> (B, G, T, N, d_v)
-        return self.output_dense(ops.reshape(context, (batch * groups, t, self.num_heads * self.value_dim)))
+        return position_wise(self.output_dense, ops.reshape(context, (-1, t, self.num_heads * self.value_dim)))
 
     def compute_output_spec(self, query, value=None, key=None, **kwargs):
         out_dim = self.output_dim or query.shape[-1]

@@ -305,7 +305,7 @@ class Transformer(PresetMixin, keras.Model):
         y = self._embed_target(token_ids, False, start_index=index)  # (N, 1, D)
         x, cache = self.decoder.call_with_cache(y, state.cache, index, state.memory,
                                                 memory_mask=state.memory_mask, training=False)
-        logits = self.project(x)[:, 0]  # (N, 1, V) -> (N, V)
+        logits = self.project(x[:, 0])  # (N, D) -> (N, V): a 2-D product, no shape ops around it
         return logits, state._replace(cache=cache)
 
     def get_config(self):
