@@ -426,19 +426,3 @@ def test_bfloat16_copy_rounds_the_weights_and_keeps_float32_where_the_search_ran
     assert float(np.max(np.abs(logits - reference))) < 0.05 * float(np.max(np.abs(reference)))
     with pytest.raises(ValueError, match="already bfloat16"):
         quantized_copy(bf16, "bfloat16")
-
-
-def test_bfloat16_copy_warns_on_a_cpu_that_emulates_it(tiny_transformer, monkeypatch, caplog):
-    """A bfloat16 copy on a CPU without bfloat16 instructions says it will be slower; with them, nothing is said."""
-    import logging
-
-    from tfm.models.quantization import quantized_copy
-    from tfm.training import distribute
-
-    monkeypatch.setattr(tf.config, "list_logical_devices", lambda kind=None: [])
-    for native, warned in ((False, True), (True, False), (None, False)):  # None: flags unreadable (not Linux)
-        monkeypatch.setattr(distribute, "cpu_has_native_bfloat16", lambda native=native: native)
-        caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="tfm.models.quantization"):
-            quantized_copy(tiny_transformer, "bfloat16")
-        assert ("no hardware bfloat16" in caplog.text) == warned, (native, caplog.text)

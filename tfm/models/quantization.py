@@ -20,10 +20,7 @@ What it gives on CPU is measured, not assumed: `benchmarks/decoding_vs_ctranslat
 bfloat16 rows beside float32, with BLEU.
 """
 
-import logging
 import warnings
-
-logger = logging.getLogger("tfm.models.quantization")
 
 QUANTIZE_MODES = ("int8", "bfloat16")
 
@@ -60,10 +57,6 @@ def quantized_copy(model, mode="int8"):
     Raises:
         ValueError: an unknown `mode`, a model already int8, or a bfloat16 copy asked of a bfloat16 model.
 
-    A bfloat16 copy asked on a CPU without bfloat16 instructions (no GPU, and no `avx512_bf16` /
-    `amx_bf16` / Arm `bf16` flag: `tfm.training.distribute.cpu_has_native_bfloat16`) logs a warning: oneDNN
-    emulates bfloat16 there, and the copy decodes slower than float32, not faster.
-
     Example:
         >>> import numpy as np
         >>> from tfm import Transformer
@@ -89,8 +82,6 @@ def quantized_copy(model, mode="int8"):
         raise ValueError(f"the model is already quantized ({policy.name}); quantize its float original")
     if mode == "bfloat16" and policy.compute_dtype == "bfloat16" and policy.variable_dtype == "bfloat16":
         raise ValueError(f"the model is already bfloat16 ({policy.name}); nothing to quantize")
-    if mode == "bfloat16":
-        _warn_if_bfloat16_is_emulated()
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy("bfloat16" if mode == "bfloat16" else policy.name)
     try:
@@ -104,15 +95,3 @@ def quantized_copy(model, mode="int8"):
         warnings.filterwarnings("ignore", message=".*does not have a `quantize` method.*")
         copy.quantize(mode)
     return copy
-
-
-def _warn_if_bfloat16_is_emulated():
-    """Log a warning where bfloat16 products are emulated: no GPU, and a CPU whose flags lack bfloat16."""
-    import tensorflow as tf
-
-    from tfm.training.distribute import cpu_has_native_bfloat16
-
-    if not tf.config.list_logical_devices("GPU") and cpu_has_native_bfloat16() is False:
-        logger.warning("a bfloat16 copy on this CPU: it has no hardware bfloat16 (no avx512_bf16 / amx_bf16 flag), "
-                       "so oneDNN emulates the products and the copy decodes slower than float32, not faster; "
-                       "serve float32 here, or the CTranslate2 export for speed")
