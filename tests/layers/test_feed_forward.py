@@ -37,7 +37,7 @@ def test_position_wise_is_the_layer_and_a_decoding_step_has_no_run_time_shape_ar
     step = tf.function(lambda token, index, state: model.decode_step(token, index, state))
     token = tf.TensorSpec([None], tf.int32)
     graph = step.get_concrete_function(token, tf.TensorSpec([], tf.int32), state).graph
-    ops = [op for op in graph.get_operations()]
+    ops = graph.get_operations()
     products = [op for op in ops if op.type in ("MatMul", "BatchMatMulV2")]
     assert len(products) >= 2 * len(model.decoder.layers), [op.name for op in products]
     assert not [op.name for op in ops if "Tensordot" in op.name or op.type == "Prod"]

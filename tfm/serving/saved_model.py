@@ -281,7 +281,7 @@ def export_saved_model(run_or_model, output_dir, *, tokenizer=None, checkpoint=N
         alignment_layer: int. The decoder layer the alignment reads (-1: the last).
         quantize: None, "int8" or "bfloat16"; the ops stay ones TF Serving's images have. "bfloat16": every
             weight and product in bfloat16, the softmax, norm statistics and scores in float32: faster where
-            the processor has bfloat16 instructions (docs/results.md, "Issue 59": 1.4-1.5x float32), its
+            the processor has bfloat16 instructions (docs/results.md, "Issue 59": 1.3-1.5x float32), its
             outputs close to float32's, not identical. "int8": int8 kernels in every Dense layer. Smaller, not
             faster: TensorFlow's CPU int8 product is slower than float32 at a beam step's shapes
             (docs/results/decoding_vs_ctranslate2.notes.md: 0.20-0.32x CTranslate2 float32 against float32's
