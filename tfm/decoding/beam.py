@@ -109,8 +109,11 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         "alive_log_probs": tf.tile(tf.constant([[0.0] + [NEG_INF] * (k - 1)]), [batch, 1]),  # (B, K)
         "finished_seq": tf.zeros_like(alive_seq), "finished_scores": tf.fill([batch, k], NEG_INF),
     }
-    # The DecodingState's memory and memory_mask, one row per sentence; its cache is in `rows`.
-    sentence = {"position": tf.range(batch), "limit": limits, "decoding": decoding._replace(cache=()), **results}
+    # The DecodingState's memory and memory_mask, one row per sentence; its cache is in `rows`; what it
+    # `prepared` (no rows) goes to every step as it is, outside the loop's state.
+    prepared = decoding.prepared
+    sentence = {"position": tf.range(batch), "limit": limits, "decoding": decoding._replace(cache=(), prepared=()),
+                **results}
     if static_shapes:  # decided sentences stay in the batch, frozen
         sentence["decided"] = tf.zeros([batch], tf.bool)
     state = {"sentence": sentence, "rows": rows}
@@ -126,7 +129,7 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         s, r = dict(state["sentence"]), state["rows"]
         active = tf.shape(s["position"])[0]  # b: sentences still searching
         flat_seq = tf.reshape(s["alive_seq"], [active * k, -1])  # (b, K, L) -> (N, L)
-        decoding = s["decoding"]._replace(cache=r["cache"])  # b memories, N = b * K hypotheses
+        decoding = s["decoding"]._replace(cache=r["cache"], prepared=prepared)  # b memories, N = b * K hypotheses
         logits, decoding = decodable.step(flat_seq, index, decoding, use_cache)  # (N, V)
         # The 2k best continuations: even if k of them end, k remain to stay alive. They are
         # among the 2k best tokens of each beam, so only those k * 2k candidates are ranked.

@@ -60,8 +60,11 @@ def greedy_search(model, source_ids, alpha=0.6, max_extra_length=None, use_cache
         "position": tf.range(batch), "limit": limits,
         "sequence": start_sequences([batch], max_steps),  # (B, T_max + 1)
         "finished": tf.zeros([batch], tf.bool), "score": tf.zeros([batch], tf.float32),
-        "decoding": decoding,  # one hypothesis per sentence: the whole DecodingState has one row each
+        # One hypothesis per sentence: the DecodingState has one row each, but for what it `prepared` (no rows),
+        # which goes to every step as it is, outside the loop's state.
+        "decoding": decoding._replace(prepared=()),
     }
+    prepared = decoding.prepared
     if constraint is not None:
         sentence["constraint"] = constraint.sentence_info(source_ids)  # (B,)
     state = {"sentence": sentence, "rows": {}}
@@ -73,7 +76,9 @@ def greedy_search(model, source_ids, alpha=0.6, max_extra_length=None, use_cache
 
     def body(index, state, outputs):
         s = dict(state["sentence"])
-        logits, s["decoding"] = decodable.step(s["sequence"], index, s["decoding"], use_cache)  # (b, V)
+        logits, decoding = decodable.step(s["sequence"], index, s["decoding"]._replace(prepared=prepared),
+                                          use_cache)  # (b, V)
+        s["decoding"] = decoding._replace(prepared=())
         allowed = None if constraint is None else constraint.allowed(s["sequence"], index, s["constraint"])
         token_log_probs, tokens = best_tokens(logits, index, s["limit"], 1, allowed)  # (b, 1) each
         token_log_probs, tokens = token_log_probs[:, 0], tokens[:, 0]  # (b,)

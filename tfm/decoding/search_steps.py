@@ -263,7 +263,10 @@ def best_tokens(logits, index, limits, n, allowed=None):
         nothing = tf.logical_not(tf.reduce_any(allowed, axis=1, keepdims=True))  # (N, 1)
         allowed = tf.logical_or(allowed, tf.logical_and(nothing, tf.equal(ids, END_ID)))
         banned = tf.logical_or(banned, tf.logical_not(allowed))
-    logits = logits + tf.where(banned, NEG_INF, 0.0)  # (N, V)
+    if allowed is None:  # one (V,) bias: grappler fuses it into the output projection's product
+        logits = tf.nn.bias_add(logits, tf.where(banned[0], NEG_INF, 0.0))  # (N, V)
+    else:
+        logits = logits + tf.where(banned, NEG_INF, 0.0)  # (N, V)
     if n == 1:
         tokens = tf.argmax(logits, axis=-1, output_type=tf.int32)[:, tf.newaxis]  # (N, 1)
     else:

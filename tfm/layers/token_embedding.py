@@ -61,11 +61,46 @@ class TokenEmbedding(keras.layers.Layer):
         )
         self.built = True
 
+    def reverse_table(self):
+        """The table as the pre-softmax projection reads it (§3.4): `E^T`, `(D, V)`, a row-major copy.
+
+        A matrix product with the transposed table runs on TensorFlow's CPU kernels at about 1.4x the time of
+        one with a row-major `(D, V)` copy (`docs/results.md`, issue 59); a search transposes it once
+        (`Transformer.encode`'s `prepared`) and every step passes it to `reverse`.
+
+        Example:
+            >>> embedding = TokenEmbedding(vocab_size=10, d_model=8)
+            >>> embedding.build()
+            >>> tuple(embedding.reverse_table().shape)
+            (8, 10)
+        """
+        return ops.transpose(ops.cast(self.embeddings, self.compute_dtype))
+
+    def reverse(self, inputs, table=None):
+        """Hidden states -> float32 logits, `inputs @ E^T` (what `call(inputs, reverse=True)` returns).
+
+        Args:
+            inputs: float `(..., D)`.
+            table: None, or `reverse_table()` computed once beforehand (the same values, a faster layout).
+
+        Returns:
+            float32 `(..., V)`: the softmax and the loss stay float32 under mixed precision.
+
+        Example:
+            >>> embedding = TokenEmbedding(vocab_size=10, d_model=8)
+            >>> x = keras.random.normal((3, 8))
+            >>> _ = embedding(ops.array([1]))                      # builds the table
+            >>> a, b = embedding.reverse(x), embedding.reverse(x, embedding.reverse_table())
+            >>> tuple(a.shape), bool(ops.all(a == b))
+            ((3, 10), True)
+        """
+        table = self.reverse_table() if table is None else table
+        return ops.cast(ops.matmul(inputs, table), "float32")  # (..., D) @ (D, V) -> (..., V)
+
     def call(self, inputs, reverse=False):
-        table = ops.cast(self.embeddings, self.compute_dtype)
         if reverse:
-            logits = ops.matmul(inputs, ops.transpose(table))  # (B, T, D) @ (D, V) -> (B, T, V)
-            return ops.cast(logits, "float32")  # softmax/loss in float32 under mixed precision
+            return self.reverse(inputs)
+        table = ops.cast(self.embeddings, self.compute_dtype)
         x = ops.take(table, ops.cast(inputs, "int32"), axis=0)  # (B, T) -> (B, T, D)
         if self.scale:
             x = x * ops.cast(math.sqrt(self.d_model), self.compute_dtype)

@@ -8,13 +8,15 @@
 without knowing which: it reads no field of the state, it only copies and reorders whole fields along
 the batch axis. What is inside each field is the model's business.
 
-The fields differ in how the search treats them, and that is why there are three:
+The fields differ in how the search treats them, and that is why there are four:
 
 - `memory` and `memory_mask` hold one row per *sentence* and never change: beam search never copies
   them per hypothesis (a sentence's `k` hypotheses read one copy) and drops a row only when its
   sentence leaves the batch;
 - `cache` holds one row per *hypothesis* and changes at every step: beam search copies it `k` times
-  at the start and reorders its rows after every step, with the hypotheses they belong to.
+  at the start and reorders its rows after every step, with the hypotheses they belong to;
+- `prepared` holds no rows at all: weights the model put in the layout its steps read fastest, once per
+  search (the output projection's table transposed), which the search hands to every step untouched.
 
 A `NamedTuple` is a nest to `tf.nest` and `tf.while_loop`, so the state travels through the
 search's loop as it is.
@@ -37,6 +39,11 @@ class DecodingState(NamedTuple):
             and values of the positions decoded so far, one entry per decoder layer (§3.2.3's masked
             decoder self-attention, cached). `Seq2Seq`: the recurrent state (`h, c` or `h` per layer, then
             Luong's `h~` with input feeding), `(B, U)` each.
+        prepared: nest of tensors with no batch axis, or `()` (the default): what the model computed once
+            from its weights so that every step reads them as its kernels prefer. The search never copies,
+            reorders or drops it. `Transformer`: `{"logit_table": (D, V)}`, the shared embedding transposed
+            (§3.4's pre-softmax projection `x E^T` as a product with a row-major `(D, V)` matrix).
+            `Seq2Seq`: `()`.
 
     `decode_step` accepts `B` memories for `B * G` hypotheses (`G` consecutive rows per memory):
     beam search calls it so, with `G = k`.
@@ -48,10 +55,11 @@ class DecodingState(NamedTuple):
         >>> beams = state._replace(cache=tf.nest.map_structure(lambda t: tf.repeat(t, 3, axis=0), state.cache))
         >>> tuple(beams.memory.shape), tuple(beams.cache[0].shape)   # k = 3 hypotheses per sentence
         ((2, 5, 8), (6, 16))
-        >>> len(tf.nest.flatten(beams))                              # a nest: tf.while_loop carries it
-        3
+        >>> len(tf.nest.flatten(beams)), beams.prepared              # a nest: tf.while_loop carries it
+        (3, ())
     """
 
     memory: Any
     memory_mask: Any
     cache: Any
+    prepared: Any = ()

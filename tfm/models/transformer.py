@@ -253,7 +253,8 @@ class Transformer(PresetMixin, keras.Model):
             `DecodingState`: `memory`, per decoder layer the encoder output's cross-attention
             `(keys (B, N, S, d_k), values (B, N, S, d_v))`; `memory_mask` `(B, S)`; `cache`, per decoder
             layer the self-attention cache: `(keys (B, N, 0, d_k), values (B, N, 0, d_v))`, or zeros
-            `(B, 2, N, max_length, H)` with `max_length`.
+            `(B, 2, N, max_length, H)` with `max_length`; `prepared`, `{"logit_table": (D, V)}`, the shared
+            embedding transposed once for every step's pre-softmax projection (§3.4).
 
         Example:
             >>> model = Transformer.from_preset("tiny", vocab_size=30, num_layers=1)   # N = 4 heads of 16
@@ -263,6 +264,8 @@ class Transformer(PresetMixin, keras.Model):
             ((2, 4, 4, 16), (2, 4), (2, 4, 0, 16))
             >>> tuple(model.encode(ops.array([[5, 6]]), max_length=9).cache[0].shape)   # a fixed buffer
             (1, 2, 4, 9, 16)
+            >>> tuple(state.prepared["logit_table"].shape)          # (D, V)
+            (64, 30)
         """
         memory, memory_mask = self.encoder_output(source_ids, training=training)
         batch = ops.shape(source_ids)[0]
@@ -271,7 +274,15 @@ class Transformer(PresetMixin, keras.Model):
             cache = [layer.self_attention.empty_cache_pair(batch) for layer in layers]
         else:
             cache = [layer.self_attention.empty_cache(batch, max_length) for layer in layers]
-        return DecodingState(memory=self.decoder.compute_cross_caches(memory), memory_mask=memory_mask, cache=cache)
+        return DecodingState(memory=self.decoder.compute_cross_caches(memory), memory_mask=memory_mask, cache=cache,
+                             prepared=self._prepare_decoding())
+
+    def _prepare_decoding(self):
+        """`DecodingState.prepared`: the shared table transposed, `(D, V)`, once per search (§3.4's `x E^T` as
+        a product with a row-major matrix); `{}` with a separate output projection."""
+        if self.output_projection is not None:
+            return {}
+        return {"logit_table": self.target_embedding.reverse_table()}
 
     def decode_step(self, token_ids, index, state):
         """One output position for every hypothesis, reading and extending the cache (§6.1's decoding).
@@ -305,7 +316,12 @@ class Transformer(PresetMixin, keras.Model):
         y = self._embed_target(token_ids, False, start_index=index)  # (N, 1, D)
         x, cache = self.decoder.call_with_cache(y, state.cache, index, state.memory,
                                                 memory_mask=state.memory_mask, training=False)
-        logits = self.project(x[:, 0])  # (N, D) -> (N, V): a 2-D product, no shape ops around it
+        x = x[:, 0]  # (N, 1, D) -> (N, D): a 2-D product below, no shape ops around it
+        prepared = state.prepared if isinstance(state.prepared, dict) else {}
+        if "logit_table" in prepared:  # the shared table, transposed once per search (encode)
+            logits = self.target_embedding.reverse(x, prepared["logit_table"])  # (N, V)
+        else:
+            logits = self.project(x)
         return logits, state._replace(cache=cache)
 
     def get_config(self):
