@@ -481,6 +481,36 @@ def test_dynamic_shapes_equal_static(transformer, search, kwargs):
     assert dynamic.steps == static.steps
 
 
+class _Unprepared(decoding.ModelDecodable):
+    """The model's decoding without its `prepared` weights: each step projects with the table as trained."""
+
+    def start(self, source_ids, max_steps=None, use_cache=True):
+        return super().start(source_ids, max_steps, use_cache)._replace(prepared=())
+
+
+@pytest.mark.parametrize("static_shapes", [False, True], ids=["dynamic", "static"])
+def test_prepared_table_changes_no_output(static_shapes):
+    """The output projection read from `DecodingState.prepared` (the table transposed once per search) and the
+    banned ids as one fused bias: every step's logits and every output the same to the last bit as with the
+    table read transposed at each step, in the compiled search (where grappler fuses both into one product)."""
+    keras.utils.set_random_seed(5)
+    model = tfm.Transformer.from_preset(TransformerConfig.tiny(vocab_size=300, dropout=0.0, num_layers=1,
+                                                               max_length=16, extra_positions=EXTRA))
+    ids = np.random.default_rng(4).integers(4, 300, size=(8, 9)).astype("int32")
+    ids[3, 4:] = 0
+    state = model.encode(ids)
+    assert tuple(state.prepared["logit_table"].shape) == (64, 300)
+    np.testing.assert_array_equal(state.prepared["logit_table"], np.asarray(model.source_embedding.embeddings).T)
+    step = tf.function(lambda tokens, state: model.decode_step(tokens, 0, state)[0])
+    tokens = tf.fill([8], START_ID)
+    np.testing.assert_array_equal(step(tokens, state), step(tokens, state._replace(prepared=())))
+    search = lambda m: _numpy(_graph(decoding.beam_search, model=m, beam_size=4, return_all=True,  # noqa: E731
+                                     static_shapes=static_shapes)(ids))
+    prepared, unprepared = search(model), search(_Unprepared(model))
+    for key, value in unprepared._asdict().items():
+        np.testing.assert_array_equal(getattr(prepared, key), value, err_msg=key)
+
+
 @pytest.mark.parametrize("vocab, k", [(10000, 8), (1000, 4), (37000, 8), (70, 2)])
 def test_top_k_in_two_passes_equals_tf_top_k(vocab, k):
     top_k = importlib.import_module("tfm.decoding.search_steps").top_k
