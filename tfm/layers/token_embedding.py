@@ -64,9 +64,10 @@ class TokenEmbedding(keras.layers.Layer):
     def reverse_table(self):
         """The table as the pre-softmax projection reads it (§3.4): `E^T`, `(D, V)`, a row-major copy.
 
-        A matrix product with the transposed table runs on TensorFlow's CPU kernels at about 1.4x the time of
-        one with a row-major `(D, V)` copy (`docs/results.md`, issue 59); a search transposes it once
-        (`Transformer.encode`'s `prepared`) and every step passes it to `reverse`.
+        A beam step's product with `E^T` read in place took 1.4x to 1.8x the time of the same product with this
+        row-major copy on TensorFlow's own CPU kernels, with the same floats (`benchmarks/step_kernels.py`,
+        `docs/results.md`, issue 59); a search transposes the table once (`Transformer.encode`'s `prepared`) and
+        every step passes it to `reverse`.
 
         Example:
             >>> embedding = TokenEmbedding(vocab_size=10, d_model=8)
@@ -76,12 +77,13 @@ class TokenEmbedding(keras.layers.Layer):
         """
         return ops.transpose(ops.cast(self.embeddings, self.compute_dtype))
 
-    def reverse(self, inputs, table=None):
-        """Hidden states -> float32 logits, `inputs @ E^T` (what `call(inputs, reverse=True)` returns).
+    def reverse(self, inputs, table):
+        """Hidden states -> float32 logits: `inputs @ table`, with `table` = `E^T` (what `call(inputs, reverse=True)`
+        returns, given the table transposed beforehand: `reverse_table()`, once per search).
 
         Args:
             inputs: float `(..., D)`.
-            table: None, or `reverse_table()` computed once beforehand (the same values, a faster layout).
+            table: float `(D, V)`, the table transposed.
 
         Returns:
             float32 `(..., V)`: the softmax and the loss stay float32 under mixed precision.
@@ -89,18 +91,17 @@ class TokenEmbedding(keras.layers.Layer):
         Example:
             >>> embedding = TokenEmbedding(vocab_size=10, d_model=8)
             >>> x = keras.random.normal((3, 8))
-            >>> _ = embedding(ops.array([1]))                      # builds the table
-            >>> a, b = embedding.reverse(x), embedding.reverse(x, embedding.reverse_table())
+            >>> a = embedding(x, reverse=True)                       # builds the table; E^T at each call
+            >>> b = embedding.reverse(x, embedding.reverse_table())  # E^T once, passed in
             >>> tuple(a.shape), bool(ops.all(a == b))
             ((3, 10), True)
         """
-        table = self.reverse_table() if table is None else table
         return ops.cast(ops.matmul(inputs, table), "float32")  # (..., D) @ (D, V) -> (..., V)
 
     def call(self, inputs, reverse=False):
-        if reverse:
-            return self.reverse(inputs)
         table = ops.cast(self.embeddings, self.compute_dtype)
+        if reverse:
+            return self.reverse(inputs, ops.transpose(table))  # (B, T, D) @ E^T (D, V) -> (B, T, V), float32
         x = ops.take(table, ops.cast(inputs, "int32"), axis=0)  # (B, T) -> (B, T, D)
         if self.scale:
             x = x * ops.cast(math.sqrt(self.d_model), self.compute_dtype)

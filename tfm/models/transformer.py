@@ -317,11 +317,11 @@ class Transformer(PresetMixin, keras.Model):
         x, cache = self.decoder.call_with_cache(y, state.cache, index, state.memory,
                                                 memory_mask=state.memory_mask, training=False)
         x = x[:, 0]  # (N, 1, D) -> (N, D): a 2-D product below, no shape ops around it
-        prepared = state.prepared if isinstance(state.prepared, dict) else {}
-        if "logit_table" in prepared:  # the shared table, transposed once per search (encode)
-            logits = self.target_embedding.reverse(x, prepared["logit_table"])  # (N, V)
+        table = dict(state.prepared or {}).get("logit_table")  # E^T (D, V), transposed once per search by encode
+        if table is None:  # a separate output projection, or a state without what encode prepared
+            logits = self.project(x)  # (N, V)
         else:
-            logits = self.project(x)
+            logits = self.target_embedding.reverse(x, table)  # (N, V)
         return logits, state._replace(cache=cache)
 
     def get_config(self):
