@@ -326,7 +326,10 @@ def compare_levers(variants, rounds=3, sentences=64, batch_size=16, beam_size=4,
                      "ops_per_step": med("ops_per_step"), "steps": got[0]["steps"], "digest": got[0]["digest"],
                      "same_digest_every_round": len({r["digest"] for r in got}) == 1,
                      "rounds_wall_ms": [r["wall_ms_per_step"] for r in got],
-                     "groups_ops_per_step": {g["group"]: g["ops_per_step"] for g in got[0]["groups"]}})
+                     "groups_ops_per_step": {g["group"]: g["ops_per_step"] for g in got[0]["groups"]},
+                     "groups_ms_per_step": {
+                         g["group"]: sorted(r["groups"][i]["ms_per_step"] for r in got)[len(got) // 2]
+                         for i, g in enumerate(got[0]["groups"])}})
     return rows
 
 
@@ -337,6 +340,10 @@ def print_levers(rows):
         same = "same as " + rows[0]["label"] if r["digest"] == first else "DIFFERENT"
         print(f"{r['label']:<22}{r['wall_ms_per_step']:>13.3f}{r['op_ms_per_step']:>12.3f}{r['ops_per_step']:>10.1f}"
               f"{r['steps']:>7}  {r['digest']} ({same})")
+    print("op ms per step by group (medians of the rounds):")
+    print(f"{'group':<40}" + "".join(f"{r['label'][:12]:>13}" for r in rows))
+    for group in rows[0]["groups_ms_per_step"]:
+        print(f"{group:<40}" + "".join(f"{r['groups_ms_per_step'][group]:>13.3f}" for r in rows))
 
 
 def main(argv=None):

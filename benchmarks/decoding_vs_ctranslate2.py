@@ -80,7 +80,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=2, help="threads per decoder (default 2)")
     parser.add_argument("--beam-size", type=int, default=4)
     parser.add_argument("--alpha", type=float, default=0.6)
-    parser.add_argument("--profile-sentences", type=int, default=256, help="sentences the profile traces")
+    parser.add_argument("--profile-sentences", type=int, default=256,
+                        help="sentences the profile traces (default 256; 0: no profile, the table alone)")
     parser.add_argument("--quick", action="store_true", help="200 sentences, 1 round, 64 profiled")
     parser.add_argument("--name", default="decoding_vs_ctranslate2", help="docs/results/NAME.json")
     parser.add_argument("--candidates", nargs="+", default=None, metavar="NAME", choices=CANDIDATES,
@@ -234,6 +235,10 @@ def table(run_dir, args):
               f"{r['vs_ctranslate2_float32']:>11}x{r['bleu']:>8}{r['same_as_translator']:>7}{r['warmup_s']:>11}")
     print(f"same: outputs equal to tfm Translator's, of {len(sources)}; BLEU = {rows[0]['bleu_metric']}; "
           "vs CT2 f32 = against CTranslate2 float32 at its fastest layout")
+    if args.profile_sentences <= 0:  # the table alone
+        return {"run": run_dir, "model": model_name, "shape": shape, "d_model": config.d_model,
+                "num_layers": config.num_layers, "vocab_size": config.vocab_size, "sentences": len(sources),
+                "rows": rows}
     profile = profile_search(Translator(model, tokenizer, workers=1, **decoding), sources[: args.profile_sentences])
     print(f"Beam step profile (tfm Translator 1x, 1 thread, {args.profile_sentences} sentences):")
     print_profile(profile)

@@ -19,6 +19,10 @@ from tfm.decoding import Translator
      "while/body/_1/while/shared_embedding_3/Tensordot/ArithmeticOptimizer/FoldTransposeIntoMatMul_MatMul",
      "matrix products: output projection"),
     ("_MklMatMul", "while/body/_1/while/query_9/Tensordot/MatMul", "matrix products: attention"),
+    # the row-major logit table's product, fused with the search's bias of banned ids (named after the bias)
+    ("_FusedMatMul", "while/body/_1/while/BiasAdd", "matrix products: output projection"),
+    ("_FusedMatMul", "while/body/_1/while/attention_output_11/BiasAdd", "matrix products: attention"),
+    ("_FusedMatMul", "while/body/_1/while/feed_forward_5/inner_1/Relu", "matrix products: FFN"),
     ("_MklBatchMatMulV2", "while/body/_1/while/MatMul_7", "matrix products: attention"),
     ("GatherV2", "while/body/_1/while/GatherV2_3", "beam reorder"),
     ("ConcatV2", "while/body/_1/while/concat_2", "cache writes"),
