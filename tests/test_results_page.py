@@ -102,3 +102,16 @@ def test_results_are_written_path_free(tmp_path, monkeypatch):
     assert written["rows"] == [{"run_dir": "runs/m30k/m30k_small", "log": "benchmarks/x.py",
                                 "data": "$TFM_DATA_DIR/multi30k/test.en.gz", "other": "hyps.txt",
                                 "kept": payload["rows"][0]["kept"]}]
+
+
+def test_the_published_page_is_what_render_writes():
+    """docs/results.md is generated: a section written into the page alone is lost at the next `run_all.py --render`
+    (issue 59's serving sections were, until they moved into decoding_vs_ctranslate2.notes.md). The plots are the
+    PNG files beside the results, as `plots` names them."""
+    folder = pathlib.Path(run_all.RESULTS)
+    images = {png.stem: f"results/{png.name}" for png in folder.glob("*.png")}
+    published = (folder.parent / "results.md").read_text()
+    assert run_all.page(images) == published, (
+        "docs/results.md differs from what benchmarks/run_all.py --render writes: put hand-written text in "
+        "docs/results/<benchmark>.notes.md (or measurements_quoted.md), then run "
+        "`python benchmarks/run_all.py --render`")
