@@ -67,8 +67,9 @@ class Decodable:
 
         Returns:
             `DecodingState`: `memory` and `memory_mask` with one row per sentence, `cache` one row per
-            sentence too (beam search copies it once per hypothesis). The default holds the source itself
-            as memory and no cache.
+            sentence too (beam search copies it once per hypothesis), `prepared` what every step reads as it
+            is (no rows; `()` when there is nothing). The default holds the source itself as memory, no cache
+            and nothing prepared.
         """
         source_ids = tf.convert_to_tensor(source_ids)
         return DecodingState(memory=source_ids, memory_mask=tf.not_equal(source_ids, PAD_ID), cache=())
