@@ -235,10 +235,10 @@ def table(run_dir, args):
               f"{r['vs_ctranslate2_float32']:>11}x{r['bleu']:>8}{r['same_as_translator']:>7}{r['warmup_s']:>11}")
     print(f"same: outputs equal to tfm Translator's, of {len(sources)}; BLEU = {rows[0]['bleu_metric']}; "
           "vs CT2 f32 = against CTranslate2 float32 at its fastest layout")
+    result = {"run": run_dir, "model": model_name, "shape": shape, "d_model": config.d_model,
+              "num_layers": config.num_layers, "vocab_size": config.vocab_size, "sentences": len(sources), "rows": rows}
     if args.profile_sentences <= 0:  # the table alone
-        return {"run": run_dir, "model": model_name, "shape": shape, "d_model": config.d_model,
-                "num_layers": config.num_layers, "vocab_size": config.vocab_size, "sentences": len(sources),
-                "rows": rows}
+        return result
     profile = profile_search(Translator(model, tokenizer, workers=1, **decoding), sources[: args.profile_sentences])
     print(f"Beam step profile (tfm Translator 1x, 1 thread, {args.profile_sentences} sentences):")
     print_profile(profile)
@@ -247,9 +247,7 @@ def table(run_dir, args):
                             ("output projection", config.d_model, config.vocab_size)],
                            rows=64 * args.beam_size)  # a batch of 64 sentences x k beams
     print_int8_matmuls(matmuls, rows=64 * args.beam_size)
-    return {"run": run_dir, "model": model_name, "shape": shape, "d_model": config.d_model,
-            "num_layers": config.num_layers, "vocab_size": config.vocab_size, "sentences": len(sources),
-            "rows": rows, "profile": profile, "int8_matmuls": matmuls}
+    return {**result, "profile": profile, "int8_matmuls": matmuls}
 
 
 if __name__ == "__main__":

@@ -490,9 +490,9 @@ class _Unprepared(decoding.ModelDecodable):
 
 @pytest.mark.parametrize("static_shapes", [False, True], ids=["dynamic", "static"])
 def test_prepared_table_changes_no_output(static_shapes):
-    """The output projection read from `DecodingState.prepared` (the table transposed once per search) and the
-    banned ids as one fused bias: every step's logits and every output the same to the last bit as with the
-    table read transposed at each step, in the compiled search (where grappler fuses both into one product)."""
+    """The output projection read from `DecodingState.prepared` (the table transposed once per search): every
+    step's logits and every output the same to the last bit as with the table read transposed at each step, in
+    the compiled search. Both searches ban PAD and START with the same (V,) bias (x + 0 and x - inf, exact)."""
     keras.utils.set_random_seed(5)
     model = tfm.Transformer.from_preset(TransformerConfig.tiny(vocab_size=300, dropout=0.0, num_layers=1,
                                                                max_length=16, extra_positions=EXTRA))

@@ -279,9 +279,9 @@ class Transformer(PresetMixin, keras.Model):
 
     def _prepare_decoding(self):
         """`DecodingState.prepared`: the shared table transposed, `(D, V)`, once per search (§3.4's `x E^T` as
-        a product with a row-major matrix); `{}` with a separate output projection."""
+        a product with a row-major matrix); `()`, nothing, with a separate output projection."""
         if self.output_projection is not None:
-            return {}
+            return ()
         return {"logit_table": self.target_embedding.reverse_table()}
 
     def decode_step(self, token_ids, index, state):
