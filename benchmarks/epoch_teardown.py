@@ -55,7 +55,7 @@ def main(argv=None):
     from tfm.config import Recipe
     from tfm.data import bucket_by_token_budget, load_dataset, train_tokenizer
     from tfm.training import compile_model
-    from tfm.training.distribute import cpu_has_native_bfloat16
+    from tfm.models.quantization import cpu_has_native_bfloat16
 
     if args.quick:
         args.preset, args.steps, args.epochs = "tiny", 10, 2

@@ -1,26 +1,11 @@
-"""tfm.training.distribute: which CPUs compute bfloat16 natively, the precision policy's warning, and who answers a
-worker waiting for its cluster."""
+"""tfm.training.distribute: the precision policy (its warning where bfloat16 is emulated; which CPUs compute it in
+hardware is tests/models/test_quantization.py), and who answers a worker waiting for its cluster."""
 
 import logging
 
 import pytest
 
 from tfm.training import distribute
-
-
-def _cpuinfo(tmp_path, line):
-    path = tmp_path / "cpuinfo"
-    path.write_text(f"processor\t: 0\nmodel name\t: test\n{line}\n\nprocessor\t: 1\n{line}\n")
-    return str(path)
-
-
-def test_native_bfloat16_read_from_the_cpu_flags(tmp_path):
-    avx2 = "flags\t\t: fpu sse sse2 avx avx2 fma"
-    assert distribute.cpu_has_native_bfloat16(_cpuinfo(tmp_path, avx2)) is False
-    assert distribute.cpu_has_native_bfloat16(_cpuinfo(tmp_path, avx2 + " avx512f avx512_bf16")) is True
-    assert distribute.cpu_has_native_bfloat16(_cpuinfo(tmp_path, avx2 + " amx_tile amx_bf16")) is True
-    assert distribute.cpu_has_native_bfloat16(_cpuinfo(tmp_path, "Features\t: fp asimd bf16 i8mm")) is True
-    assert distribute.cpu_has_native_bfloat16(str(tmp_path / "absent")) is None
 
 
 def test_mixed_precision_on_an_emulating_cpu_warns(monkeypatch, caplog):

@@ -89,7 +89,7 @@ class Translator:
         quantize: None, "int8" or "bfloat16". Search with a copy of the model whose Dense layers hold int8
             kernels, or whose weights and products are bfloat16 (`tfm.models.quantization.quantized_copy`;
             `model` itself is not changed). bfloat16 is faster where the CPU computes it in hardware
-            (`tfm.training.distribute.cpu_has_native_bfloat16()`), slower where oneDNN emulates it, and its
+            (`tfm.models.quantization.cpu_has_native_bfloat16()`), slower where oneDNN emulates it, and its
             outputs are close to float32's, not identical. Defaults to `None` (the model as it is).
         early_finish: bool. Beam search stops a sentence once its best finished hypothesis cannot be
             beaten (`tfm.decoding.beam_search`): the same translations in fewer steps; `nbest` is

@@ -20,7 +20,10 @@ What it gives on CPU is measured, not assumed: `benchmarks/decoding_vs_ctranslat
 bfloat16 rows beside float32, with BLEU.
 """
 
+import logging
 import warnings
+
+logger = logging.getLogger("tfm.models")
 
 QUANTIZE_MODES = ("int8", "bfloat16")
 
@@ -40,6 +43,37 @@ def validate_quantize(mode):
     raise ValueError(f"quantize={mode!r}: expected None or one of {list(QUANTIZE_MODES)}")
 
 
+def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
+    """True when the CPU computes bfloat16 in hardware (x86 `avx512_bf16` or `amx_bf16`, Arm `bf16`).
+
+    Without it, bfloat16 is emulated: `mixed_bfloat16` training brings no speed-up over float32, often a
+    slow-down (docs/results.md: `benchmarks/rdrop_cost.py`, `benchmarks/train_throughput_multi30k.py`), and a
+    bfloat16 serving copy (`quantized_copy(model, "bfloat16")`) decodes slower than float32. None when the flags
+    cannot be read (not Linux). `tfm.training.distribute` asks it before mixed precision, `quantized_copy` before
+    a bfloat16 copy.
+
+    Args:
+        cpuinfo: str. The file listing the CPU's flags.
+
+    Example:
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "cpuinfo")
+        >>> _ = open(path, "w").write("flags : fpu sse2 avx512f avx512_bf16\\n")
+        >>> cpu_has_native_bfloat16(path), cpu_has_native_bfloat16(os.path.join(tmp.name, "missing"))
+        (True, None)
+    """
+    try:
+        with open(cpuinfo) as f:
+            flags = set()
+            for line in f:
+                if line.lower().startswith(("flags", "features")):
+                    flags.update(line.split(":", 1)[1].split())
+    except OSError:
+        return None
+    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
+
+
 def quantized_copy(model, mode="int8"):
     """A copy of `model` with `mode` weights; `model` itself is not changed.
 
@@ -56,6 +90,9 @@ def quantized_copy(model, mode="int8"):
 
     Raises:
         ValueError: an unknown `mode`, a model already int8, or a bfloat16 copy asked of a bfloat16 model.
+
+    A bfloat16 copy asked on a CPU without hardware bfloat16 (`cpu_has_native_bfloat16()` False) is made all the
+    same, with a warning on the `tfm.models` logger: there it decodes slower than the float32 model.
 
     Example:
         >>> import numpy as np
@@ -82,6 +119,11 @@ def quantized_copy(model, mode="int8"):
         raise ValueError(f"the model is already quantized ({policy.name}); quantize its float original")
     if mode == "bfloat16" and policy.compute_dtype == "bfloat16" and policy.variable_dtype == "bfloat16":
         raise ValueError(f"the model is already bfloat16 ({policy.name}); nothing to quantize")
+    if mode == "bfloat16" and cpu_has_native_bfloat16() is False:
+        logger.warning("a bfloat16 copy on this CPU: it has no hardware bfloat16 (no avx512_bf16 / amx_bf16 / bf16 "
+                       "flag), so here its products are emulated and it decodes slower than the float32 model; "
+                       "it is faster only where it runs on a CPU with bfloat16 instructions (serve float32 "
+                       "elsewhere: quantize=None)")
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy("bfloat16" if mode == "bfloat16" else policy.name)
     try:

@@ -21,6 +21,7 @@ import time
 import tensorflow as tf
 
 from tfm._framework import forget_distribute_strategy
+from tfm.models.quantization import cpu_has_native_bfloat16
 
 logger = logging.getLogger("tfm.training.distribute")
 
@@ -318,35 +319,6 @@ def worker_role(strategy):
         return True, "chief"
     is_chief = task_type == "chief" or (task_type == "worker" and task_id == 0 and "chief" not in jobs)
     return is_chief, f"{task_type}_{task_id}"
-
-
-def cpu_has_native_bfloat16(cpuinfo="/proc/cpuinfo"):
-    """True when the CPU computes bfloat16 in hardware (x86 `avx512_bf16` or `amx_bf16`, Arm `bf16`).
-
-    Without it, oneDNN emulates bfloat16 and `mixed_bfloat16` brings no speed-up over
-    float32, often a slow-down (docs/results.md: `benchmarks/rdrop_cost.py`,
-    `benchmarks/train_throughput_multi30k.py`). None when the flags cannot be read (not Linux).
-
-    Args:
-        cpuinfo: str. The file listing the CPU's flags.
-
-    Example:
-        >>> import tempfile
-        >>> tmp = tempfile.TemporaryDirectory()
-        >>> path = os.path.join(tmp.name, "cpuinfo")
-        >>> _ = open(path, "w").write("flags : fpu sse2 avx512f avx512_bf16\\n")
-        >>> cpu_has_native_bfloat16(path), cpu_has_native_bfloat16(os.path.join(tmp.name, "missing"))
-        (True, None)
-    """
-    try:
-        with open(cpuinfo) as f:
-            flags = set()
-            for line in f:
-                if line.lower().startswith(("flags", "features")):
-                    flags.update(line.split(":", 1)[1].split())
-    except OSError:
-        return None
-    return bool(flags & {"avx512_bf16", "amx_bf16", "bf16"})
 
 
 def native_mixed_precision():
