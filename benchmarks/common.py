@@ -102,11 +102,29 @@ def path_free_tree(value, folders=None):
     return value
 
 
+def machine(cpuinfo="/proc/cpuinfo"):
+    """What a measurement ran on, beside its numbers (sessions' machines differ 2-3x): the CPU's model name, whether
+    it computes bfloat16 in hardware (`tfm.models.quantization.cpu_has_native_bfloat16`), and
+    `TF_ENABLE_ONEDNN_OPTS` as set (None: TensorFlow's default, oneDNN on only with AVX512-VNNI, BF16 or AMX)."""
+    from tfm.models.quantization import cpu_has_native_bfloat16
+
+    model = None
+    try:
+        with open(cpuinfo) as f:
+            model = next((line.split(":", 1)[1].strip() for line in f if line.lower().startswith("model name")), None)
+    except OSError:
+        pass
+    return {"cpu": model, "hardware_bfloat16": cpu_has_native_bfloat16(cpuinfo),
+            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS")}
+
+
 def save_result(name, payload):
     """Write docs/results/<name>.json (read by run_all.py to regenerate docs/results.md), every path in it
-    written path-free (`path_free`). Returns the file's path relative to the checkout, for printing."""
+    written path-free (`path_free`), with the machine it ran on (`machine`). Returns the file's path relative to
+    the checkout, for printing."""
     os.makedirs(RESULTS_DIR, exist_ok=True)
-    payload = {"benchmark": name, "python": sys.version.split()[0], "cpus": os.cpu_count(), **payload}
+    payload = {"benchmark": name, "python": sys.version.split()[0], "cpus": os.cpu_count(), "machine": machine(),
+               **payload}
     path = os.path.join(RESULTS_DIR, f"{name}.json")
     with open(path, "w") as f:
         json.dump(path_free_tree(payload), f, indent=2)

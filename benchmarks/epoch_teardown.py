@@ -54,8 +54,8 @@ def main(argv=None):
 
     from tfm.config import Recipe
     from tfm.data import bucket_by_token_budget, load_dataset, train_tokenizer
-    from tfm.training import compile_model
     from tfm.models.quantization import cpu_has_native_bfloat16
+    from tfm.training import compile_model
 
     if args.quick:
         args.preset, args.steps, args.epochs = "tiny", 10, 2

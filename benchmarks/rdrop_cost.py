@@ -60,8 +60,8 @@ def main(argv=None):
     import tfm
     from tfm.config import Recipe
     from tfm.data.batching import autotune_off
-    from tfm.training import compile_model
     from tfm.models.quantization import cpu_has_native_bfloat16
+    from tfm.training import compile_model
     from tfm.training.pipeline import pair_rows
 
     rng = np.random.default_rng(0)

@@ -102,6 +102,21 @@ def test_results_are_written_path_free(tmp_path, monkeypatch):
     assert written["rows"] == [{"run_dir": "runs/m30k/m30k_small", "log": "benchmarks/x.py",
                                 "data": "$TFM_DATA_DIR/multi30k/test.en.gz", "other": "hyps.txt",
                                 "kept": payload["rows"][0]["kept"]}]
+    assert set(written["machine"]) == {"cpu", "hardware_bfloat16", "TF_ENABLE_ONEDNN_OPTS"}
+
+
+def test_a_result_names_the_machine_it_ran_on(tmp_path, monkeypatch):
+    """The CPU's model, hardware bfloat16 from its flags, and the oneDNN switch as set (None when unset)."""
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Test CPU 9000\nflags\t\t: fpu avx2 avx512_bf16\n")
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "1")
+    assert common.machine(str(cpuinfo)) == {"cpu": "Test CPU 9000", "hardware_bfloat16": True,
+                                            "TF_ENABLE_ONEDNN_OPTS": "1"}
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx2\n")
+    monkeypatch.delenv("TF_ENABLE_ONEDNN_OPTS")
+    assert common.machine(str(cpuinfo)) == {"cpu": None, "hardware_bfloat16": False, "TF_ENABLE_ONEDNN_OPTS": None}
+    assert common.machine(str(tmp_path / "absent")) == {"cpu": None, "hardware_bfloat16": None,
+                                                        "TF_ENABLE_ONEDNN_OPTS": None}
 
 
 def test_the_published_page_is_what_render_writes():
