@@ -24,6 +24,7 @@ from training_helper import ROOT, child_env, copy_run, fail_fsync, free_ports, t
 
 from tfm import runs
 from tfm.cli import commands as cli
+from tfm.cli.exits import EXIT_INTERRUPTED, EXIT_TERMINATED
 from tfm.runs import files
 
 CHILD_TIMEOUT = 300
@@ -203,7 +204,7 @@ def test_sigterm_stops_training_like_ctrl_c_and_the_run_resumes(finished_run, tm
     monkeypatch.setattr(tfm.training.trainer, "train", lambda *a, **k: real_train(*a, callbacks=[Terminate()], **k))
     run_dir = copy_run(finished_run, tmp_path)
     handler = signal.getsignal(signal.SIGTERM)
-    assert cli.main(train_argv(run_dir, 3)) == cli.EXIT_TERMINATED
+    assert cli.main(train_argv(run_dir, 3)) == EXIT_TERMINATED
     err = capsys.readouterr().err
     assert "tfm train: stopped by SIGTERM" in err and "keeps 2 finished epochs" in err and "resume" in err
     assert signal.getsignal(signal.SIGTERM) is handler  # given back
@@ -254,8 +255,8 @@ def test_a_multi_worker_cluster_that_never_assembles_gives_up_naming_the_missing
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("sig, status, said", [(signal.SIGTERM, cli.EXIT_TERMINATED, "stopped by SIGTERM"),
-                                               (signal.SIGINT, cli.EXIT_INTERRUPTED, "interrupted")])
+@pytest.mark.parametrize("sig, status, said", [(signal.SIGTERM, EXIT_TERMINATED, "stopped by SIGTERM"),
+                                               (signal.SIGINT, EXIT_INTERRUPTED, "interrupted")])
 def test_waiting_for_the_cluster_honours_sigterm_and_ctrl_c(tmp_path, sig, status, said):
     with waiting_worker(tmp_path, timeout=600) as (process, peer):
         waited = ""

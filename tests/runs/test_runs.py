@@ -17,6 +17,7 @@ from training_helper import RUN, copy_run, fail_fsync, small_recipe, train_argv
 
 from tfm import runs
 from tfm.cli import commands as cli
+from tfm.cli.exits import EXIT_INTERRUPTED
 from tfm.models import Transformer
 from tfm.training import train
 
@@ -129,7 +130,7 @@ def test_ctrl_c_during_training_says_the_run_is_intact(finished_run, tmp_path, m
     monkeypatch.setattr(tfm.training.trainer, "train", lambda *a, **k: real_train(*a, callbacks=[Interrupt()], **k))
     run_dir = copy_run(finished_run, tmp_path)
     argv = train_argv(run_dir, 3)
-    assert cli.main(argv) == cli.EXIT_INTERRUPTED
+    assert cli.main(argv) == EXIT_INTERRUPTED
     err = capsys.readouterr().err
     assert "interrupted" in err and "keeps 2 finished epochs" in err and "resume" in err
     assert [epoch for epoch, _ in runs.epoch_checkpoints(run_dir)] == [1, 2]

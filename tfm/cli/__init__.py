@@ -2,6 +2,7 @@
 
     commands.py   the parser and one handler per subcommand (`main`)
     arguments.py  each subcommand's arguments and their types (no TensorFlow: `--help` answers at once)
+    exits.py      how a command ends: exit statuses (130 Ctrl-C, 143 SIGTERM), one line for a file error
     demo.py       `tfm demo` / `make demo`: train, average, evaluate, translate and export on the numbers task
 
 Example:

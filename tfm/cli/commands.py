@@ -23,9 +23,7 @@ import sys
 import threading
 
 from tfm.cli.arguments import add_average, add_demo, add_evaluate, add_export, add_train, add_translate, train_recipe
-
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
-EXIT_TERMINATED = 143  # 128 + SIGTERM
+from tfm.cli.exits import describe_os_error, exit_status, file_error, stopped_by, terminate_on_sigterm
 
 logger = logging.getLogger("tfm")
 
@@ -78,10 +76,10 @@ def train_command(args):
         from tfm.runs.resume import epochs_on_disk
 
         done = epochs_on_disk(os.path.abspath(args.output)) if os.path.isdir(args.output) else 0
-        print(f"\ntfm train: {_stopped_by(stop)}. {args.output} is intact and keeps {done} finished epoch"
+        print(f"\ntfm train: {stopped_by(stop)}. {args.output} is intact and keeps {done} finished epoch"
               f"{'' if done == 1 else 's'} (the interrupted epoch is lost); run the same command again to resume.",
               file=sys.stderr)
-        return _exit_status(stop)
+        return exit_status(stop)
     except FloatingPointError as error:
         print(f"tfm train: error: {error}", file=sys.stderr)
         return 1
@@ -310,8 +308,8 @@ def _save_results(run_info, args, hypotheses, scores):
         saved = getattr(error, "saved", [])
         what = (f"the hypotheses are saved ({saved[0]}), but not the scores above" if saved
                 else "the scores above are not saved, nor the hypotheses")
-        print(f"tfm evaluate: error: {what}: {_describe(error)}; fix that and run the same command again to save "
-              f"{'the scores' if saved else 'both'}", file=sys.stderr)
+        print(f"tfm evaluate: error: {what}: {describe_os_error(error)}; fix that and run the same command again to "
+              f"save {'the scores' if saved else 'both'}", file=sys.stderr)
         return None
 
 
@@ -433,48 +431,6 @@ def build_parser():
     return parser
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt would be, so both stop a command the same way."""
-
-
-def _terminate(signum, frame):
-    raise Terminated(signum)
-
-
-def _stopped_by(stop):
-    return "stopped by SIGTERM" if isinstance(stop, Terminated) else "interrupted"
-
-
-def _exit_status(stop):
-    return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
-
-
-def _describe(error):
-    """One line for an OSError: tfm's own name the file and the cause; the rest get it from `tfm.runs.cause`."""
-    from tfm.runs import cause
-
-    if type(error).__str__ is not OSError.__str__ or error.errno is None:
-        return str(error)  # tfm's own (WriteError, RunInUseError ...), or a message without an errno
-    where = error.filename if error.filename is not None else ""
-    where += f" -> {error.filename2}" if error.filename2 is not None else ""
-    return f"{where}: {cause(error)}" if where else cause(error)
-
-
-def _file_error(error):
-    """One line for a TensorFlow error about a file that cannot be written (a SavedModel, a TensorBoard log), or
-    None."""
-    tf = sys.modules.get("tensorflow")
-    if tf is None or not isinstance(error, tf.errors.OpError):
-        return None
-    if not isinstance(error, tf.errors.PermissionDeniedError) and not any(
-            text in error.message for text in ("Read-only file system", "No space left", "File too large",
-                                               "Disk quota exceeded")):
-        return None  # not about a file (an out-of-memory ResourceExhaustedError, a bug): the traceback stays
-    line = error.message.strip().splitlines()[0] if error.message.strip() else type(error).__name__
-    line = line.split("}} ", 1)[-1]  # "{{function_node ...}} PATH; Read-only file system"
-    return f"cannot write {line.replace('; ', ': ', 1)}"
-
-
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -484,7 +440,7 @@ def main(argv=None):
     _setup_logging()
     handler = COMMANDS[args.command][0]
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    previous = signal.signal(signal.SIGTERM, terminate_on_sigterm) if main_thread else None
     try:
         quiet_tensorflow_import()
         return handler(args) or 0
@@ -493,13 +449,13 @@ def main(argv=None):
         return 1
     except OSError as error:  # a file that cannot be written, a run folder in use, a cluster that never came
         lead = "\n" if args.command == "train" else ""  # after the progress bar's unfinished line
-        print(f"{lead}tfm {args.command}: error: {_describe(error)}", file=sys.stderr)
+        print(f"{lead}tfm {args.command}: error: {describe_os_error(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as stop:
-        print(f"\ntfm {args.command}: {_stopped_by(stop)}", file=sys.stderr)
-        return _exit_status(stop)
+        print(f"\ntfm {args.command}: {stopped_by(stop)}", file=sys.stderr)
+        return exit_status(stop)
     except Exception as error:
-        message = _file_error(error)
+        message = file_error(error)
         if message is None:
             raise
         print(f"tfm {args.command}: error: {message}", file=sys.stderr)
