@@ -8,7 +8,9 @@
 The last form (levers mode) needs no trained run: a random model (`LEVER_MODELS`, `--lever-model`), the same random
 sources, each variant in its own process (a checkout of tfm, and/or Translator options), alternating
 rounds, medians of wall ms and ops per step side by side, and a digest of each variant's outputs
-(tokens and scores to 1e-5) so that a lever that changes an output shows at once.
+(tokens and scores to 1e-5) so that a lever that changes an output shows at once. `--lever-run RUN` puts a
+trained run and its test sentences in the random model's place: a random model rarely ends a sentence before its
+limit, a trained one ends each where it should, so what sentences leaving the batch cost shows there.
 
 Traces `tfm.decoding.Translator`'s compiled search (what `tfm translate` and, inside the SavedModel,
 TF Serving run) with TensorFlow's profiler on batches of `--batch-size` Multi30k test sentences, one
@@ -112,6 +114,12 @@ def profile_search(translator, sources, batch_size=64, beam_size=None, alpha=Non
         `op_ms_per_step` (the ops' self-times), `dispatch_ms_per_step` (the rest), and `groups`:
         a list of {group, ms_per_step, share, ops_per_step, top_ops} in `GROUP_ORDER`.
     """
+    return profile_batches(translator, source_batches(translator, sources, batch_size), beam_size, alpha)
+
+
+def source_batches(translator, sources, batch_size=64):
+    """`sources` (text) as the search's input: int32 `(B, S)` arrays of `batch_size` sentences in file order, each
+    0-padded to the longest sentence of all (`translator.prepare`'s subword ids)."""
     import numpy as np
 
     rows, _, _ = translator.prepare(sources)
@@ -123,7 +131,18 @@ def profile_search(translator, sources, batch_size=64, beam_size=None, alpha=Non
         for i, r in enumerate(chunk):
             padded[i, : len(r)] = r
         batches.append(padded)
-    return profile_batches(translator, batches, beam_size, alpha)
+    return batches
+
+
+def run_sources(run_dir, sentences):
+    """The first `sentences` test sources of a trained run's dataset, preprocessed as the run was."""
+    from tfm import runs
+    from tfm.data.preprocess import preprocess
+    from tfm.decoding.bleu import split_pairs
+
+    info = runs.read_run_config(run_dir)
+    sources, _ = split_pairs(info, "test", limit=sentences)
+    return preprocess(sources, info["data"].get("source_lang"), info["data"].get("preprocess"))
 
 
 def profile_batches(translator, batches, beam_size=None, alpha=None):
@@ -285,30 +304,41 @@ def lever_worker(spec):
         sys.exit(f"tfm came from {tfm.__file__}, not from the variant's tree {spec['tree']}")
 
     keras.utils.set_random_seed(spec["seed"])
-    shape = LEVER_MODELS[spec.get("model", "small")]
-    model = tfm.Transformer.from_preset("tiny", **shape)
-    batches = lever_batches(spec["sentences"], spec["batch_size"], spec["seed"], shape["vocab_size"])
-    model((batches[0][:1], batches[0][:1]))  # build
-    translator = Translator(model, None, beam_size=spec["beam_size"], workers=1, **spec["options"])
+    if spec.get("run"):  # a trained run: its test sentences, its tokenizer
+        loaded = Translator.from_run(spec["run"])
+        translator = Translator(loaded.model, loaded.tokenizer, beam_size=spec["beam_size"], alpha=spec["alpha"],
+                                workers=1, **spec["options"])
+        batches = source_batches(translator, run_sources(spec["run"], spec["sentences"]), spec["batch_size"])
+    else:
+        shape = LEVER_MODELS[spec.get("model", "small")]
+        model = tfm.Transformer.from_preset("tiny", **shape)
+        batches = lever_batches(spec["sentences"], spec["batch_size"], spec["seed"], shape["vocab_size"])
+        model((batches[0][:1], batches[0][:1]))  # build
+        translator = Translator(model, None, beam_size=spec["beam_size"], workers=1, **spec["options"])
+    # The profile first: once a traced search has run twice, the profiler sees few of its ops (measured on a
+    # trained run's equal-width batches: 11 ops a step instead of 187), so the outputs are read after it.
+    profile = profile_batches(translator, batches)
     digest = hashlib.sha1()
     for batch in batches:
         result = translator.search_ids(batch)
         digest.update(result.sequences.tobytes())
         digest.update(np.round(result.scores, 5).tobytes())
-    profile = profile_batches(translator, batches)
     return {"tfm": os.path.dirname(tfm.__file__), "digest": digest.hexdigest()[:12], **profile}
 
 
-def compare_levers(variants, rounds=3, sentences=64, batch_size=16, beam_size=4, seed=0, model="small"):
+def compare_levers(variants, rounds=3, sentences=64, batch_size=16, beam_size=4, seed=0, model="small", run=None,
+                   alpha=0.6):
     """Profile each variant in its own process (its tree first on `PYTHONPATH`), `rounds` alternating rounds;
-    returns one row per variant: medians of wall ms and ops per step, op ms, and the output digest."""
+    returns one row per variant: medians of wall ms and ops per step, op ms, and the output digest. `run`: a
+    trained run folder instead of the random `model` (its first `sentences` test sentences, length penalty
+    `alpha`)."""
     import subprocess
 
     runs = {v["label"]: [] for v in variants}
     for _ in range(rounds):
         for variant in variants:
             spec = {**variant, "sentences": sentences, "batch_size": batch_size, "beam_size": beam_size, "seed": seed,
-                    "model": model}
+                    "model": model, "run": run and os.path.abspath(run), "alpha": alpha}
             env = dict(os.environ)
             if variant["tree"]:
                 env["PYTHONPATH"] = os.pathsep.join([variant["tree"], env.get("PYTHONPATH", "")])
@@ -363,6 +393,9 @@ def main(argv=None):
     parser.add_argument("--lever-model", choices=sorted(LEVER_MODELS), default="small",
                         help="levers mode: the random model's shape (default small, dispatch-bound; m30k_small and "
                              "m30k: the trained runs' shapes, where the products weigh as when served)")
+    parser.add_argument("--lever-run", default=None, metavar="RUN",
+                        help="levers mode: a trained run folder instead of the random model (its test sentences in "
+                             "file order, --alpha): where sentences end when a trained model says so")
     parser.add_argument("--lever-worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.lever_worker:
@@ -372,15 +405,20 @@ def main(argv=None):
         args.sentences = 64
     if args.variant:
         variants = [parse_variant(v) for v in args.variant]
+        if args.lever_run and not os.path.exists(os.path.join(args.lever_run, "config.json")):
+            sys.exit(f"--lever-run {args.lever_run!r} is not a run folder (see decoding_vs_ctranslate2.py for how "
+                     "to train one)")
         rows = compare_levers(variants, args.rounds, args.sentences, args.batch_size, args.beam_size,
-                              model=args.lever_model)
-        print(f"Random model {args.lever_model} {LEVER_MODELS[args.lever_model]}, {args.sentences} random sources "
-              f"in batches of {args.batch_size}, "
-              f"beam {args.beam_size}, 1 thread, medians of {args.rounds} alternating rounds")
+                              model=args.lever_model, run=args.lever_run, alpha=args.alpha)
+        what = (f"Trained run {path_free(args.lever_run)}, {args.sentences} test sentences" if args.lever_run else
+                f"Random model {args.lever_model} {LEVER_MODELS[args.lever_model]}, {args.sentences} random sources")
+        print(f"{what} in batches of {args.batch_size}, beam {args.beam_size}, 1 thread, medians of {args.rounds} "
+              "alternating rounds")
         print_levers(rows)
+        model = ({"run": args.lever_run, "alpha": args.alpha} if args.lever_run else
+                 {"name": args.lever_model, **LEVER_MODELS[args.lever_model]})
         save_result(args.name, {"command": "python benchmarks/beam_step_profile.py " + " ".join(argv or sys.argv[1:]),
-                                "model": {"name": args.lever_model, **LEVER_MODELS[args.lever_model]},
-                                "beam_size": args.beam_size, "levers": rows})
+                                "model": model, "beam_size": args.beam_size, "levers": rows})
         return
     if not os.path.exists(os.path.join(args.run, "config.json")):
         sys.exit(f"--run {args.run!r} is not a run folder (see decoding_vs_ctranslate2.py for how to train one)")
@@ -388,15 +426,11 @@ def main(argv=None):
 
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    from tfm import runs
-    from tfm.data.preprocess import preprocess
     from tfm.decoding import Translator
-    from tfm.decoding.bleu import split_pairs
 
     loaded = Translator.from_run(args.run)  # the weights of the one checkpoint rule (averaged, else the latest)
-    model, tokenizer, info = loaded.model, loaded.tokenizer, runs.read_run_config(args.run)
-    sources, _ = split_pairs(info, "test", limit=args.sentences)
-    sources = preprocess(sources, info["data"].get("source_lang"), info["data"].get("preprocess"))
+    model, tokenizer = loaded.model, loaded.tokenizer
+    sources = run_sources(args.run, args.sentences)
     translator = Translator(model, tokenizer, beam_size=args.beam_size, alpha=args.alpha, workers=1)
     profile = profile_search(translator, sources, args.batch_size)
     print(f"{path_free(args.run)}: d_model {model.config.d_model}, {model.config.num_layers}+"

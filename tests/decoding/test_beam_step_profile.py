@@ -60,3 +60,27 @@ def test_lever_variants_parse_and_batches_are_reproducible():
     first, again = profile_tool.lever_batches(40, 16), profile_tool.lever_batches(40, 16)
     assert [b.shape[0] for b in first] == [16, 16, 8]
     assert all((a == b).all() for a, b in zip(first, again)) and all((b[:, 0] > 0).all() for b in first)
+
+
+def test_levers_on_a_trained_run_search_its_test_sentences(finished_run):
+    """`--lever-run`: the variant's process searches the run's own model on its first test sentences (the digest is
+    that of the same search done here), and profiles every op of its steps."""
+    import hashlib
+
+    import numpy as np
+
+    [row] = profile_tool.compare_levers([profile_tool.parse_variant("this")], rounds=1, sentences=8, batch_size=4,
+                                        beam_size=2, run=finished_run, alpha=0.6)
+    loaded = Translator.from_run(finished_run)
+    translator = Translator(loaded.model, loaded.tokenizer, beam_size=2, alpha=0.6, workers=1)
+    sources = profile_tool.run_sources(finished_run, 8)
+    assert len(sources) == 8
+    batches = profile_tool.source_batches(translator, sources, 4)
+    assert [b.shape[0] for b in batches] == [4, 4]
+    digest = hashlib.sha1()
+    for batch in batches:
+        result = translator.search_ids(batch)
+        digest.update(result.sequences.tobytes())
+        digest.update(np.round(result.scores, 5).tobytes())
+    assert row["digest"] == digest.hexdigest()[:12]
+    assert row["steps"] > 2 and row["ops_per_step"] > 50 and row["same_digest_every_round"]
