@@ -20,6 +20,7 @@ output limit input + 50), 2 threads each. Candidates:
     SavedModel b32 / b64  the exported SavedModel's serving_default (what TF Serving runs), fed
                           requests of 32 / 64 strings in file order, two requests in flight (as a
                           server answers concurrent clients)
+    SavedModel early b64  `tfm export --early-finish` (float32), requests of 64
     SavedModel int8 b64   `tfm export --quantize int8`, requests of 64
     SavedModel bf16 b64   `tfm export --quantize bfloat16`, requests of 64
     SavedModel bf16 early b64  `tfm export --quantize bfloat16 --early-finish`, requests of 64
@@ -64,9 +65,9 @@ from common import alternate, median, path_free, save_result, use_bench_deps
 BASELINE = "CTranslate2 float32"
 REFERENCE = "tfm Translator"  # the `same` column counts outputs equal to its
 CANDIDATES = (REFERENCE, "tfm Translator 1x", "tfm Translator early finish", "tfm Translator int8",
-              "tfm Translator bf16", "tfm Translator XLA", "SavedModel b32", "SavedModel b64", "SavedModel int8 b64",
-              "SavedModel bf16 b64", "SavedModel bf16 early b64", "SavedModel XLA b64", BASELINE, BASELINE + " 1x",
-              "CTranslate2 int8")
+              "tfm Translator bf16", "tfm Translator XLA", "SavedModel b32", "SavedModel b64", "SavedModel early b64",
+              "SavedModel int8 b64", "SavedModel bf16 b64", "SavedModel bf16 early b64", "SavedModel XLA b64",
+              BASELINE, BASELINE + " 1x", "CTranslate2 int8")
 DEFAULT_RUNS = ("runs/bench_quality/m30k", "runs/08_multi30k_d256")
 
 
@@ -150,7 +151,8 @@ def table(run_dir, args):
     chosen = set(args.candidates or CANDIDATES) | {BASELINE, REFERENCE}
     workdir = tempfile.mkdtemp(prefix="tfm_vs_ct2_")
     served = {}
-    for name, options in (("", {}), (" int8", dict(quantize="int8")), (" bf16", dict(quantize="bfloat16")),
+    for name, options in (("", {}), (" early", dict(early_finish=True)), (" int8", dict(quantize="int8")),
+                          (" bf16", dict(quantize="bfloat16")),
                           (" bf16 early", dict(quantize="bfloat16", early_finish=True)),
                           (" XLA", dict(jit_compile=True))):
         if not chosen & {f"SavedModel{name} b{size}" for size in (32, 64)}:  # no row reads this export
@@ -186,6 +188,7 @@ def table(run_dir, args):
                                                        **decoding),
               "SavedModel b32": lambda: saved_model_in_batches(32, served[""]),
               "SavedModel b64": lambda: saved_model_in_batches(64, served[""]),
+              "SavedModel early b64": lambda: saved_model_in_batches(64, served[" early"]),
               "SavedModel int8 b64": lambda: saved_model_in_batches(64, served[" int8"]),
               "SavedModel bf16 b64": lambda: saved_model_in_batches(64, served[" bf16"]),
               "SavedModel bf16 early b64": lambda: saved_model_in_batches(64, served[" bf16 early"]),

@@ -148,7 +148,6 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         s["alive_seq"] = _gather_beams(top_seq, alive_pos)  # (b, K, L)
         source_beams = _gather_beams(top_beams, alive_pos)  # (b, K): which old beam each came from
         beam_rows = tf.reshape(source_beams + tf.range(active)[:, tf.newaxis] * k, [-1])  # (N,)
-        cache = take(decoding.cache, beam_rows)  # each beam's cache follows it
 
         # Finished: the best k among the old finished and those that ended now.
         new_scores = tf.where(ends, top_log_probs / length_penalty(index + 1, alpha), NEG_INF)  # (b, 2K)
@@ -164,9 +163,11 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
             s.update(_keep_decided(old["decided"], {name: old[name] for name in results},
                                    {name: s[name] for name in results}))
             s["decided"] = tf.logical_or(old["decided"], done)
-        state = {"sentence": s, "rows": {**r, "cache": cache}}
-        if not static_shapes:
-            state, outputs = retire(done, state, outputs, s, per_sentence=k)
+        if static_shapes:
+            state = {"sentence": s, "rows": {**r, "cache": take(decoding.cache, beam_rows)}}  # caches follow beams
+        else:  # each beam's cache follows it, and the decided sentences' rows leave, in one gather
+            state = {"sentence": s, "rows": {**r, "cache": decoding.cache}}
+            state, outputs = retire(done, state, outputs, s, per_sentence=k, reorder=beam_rows)
         return index + 1, state, outputs
 
     steps, state, outputs = while_loop(cond, body, (tf.constant(0), state, outputs), static_shapes)
