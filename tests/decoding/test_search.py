@@ -600,36 +600,3 @@ def test_early_finish_gives_the_same_best_in_fewer_steps(static_shapes, alpha):
         assert runs[1].steps <= runs[0].steps
         fewer.append(int(runs[1].steps) < int(runs[0].steps))
     assert any(fewer), "early_finish never saved a step: the lever does nothing"
-
-
-class _CountingRows(_Bigram):
-    """`_Bigram` that records how many rows each step computes (eager: one entry per step)."""
-
-    def __init__(self, seed):
-        super().__init__(seed)
-        self.rows = []
-
-    def step(self, sequences, index, state, use_cache=True):
-        if tf.executing_eagerly():  # traced too, by the graph search below
-            self.rows.append((int(index), int(sequences.shape[0])))
-        return super().step(sequences, index, state, use_cache)
-
-
-@pytest.mark.parametrize("static_shapes", [False, True])
-def test_first_beam_step_computes_one_row_per_sentence(static_shapes):
-    """Issue 59: only beam 0 is live at step 0, and every beam of a sentence reads START there, so the model
-    computes one row per sentence at step 0 and `k` after; the outputs are those of the graph search and of
-    each sentence searched alone."""
-    ids = np.random.default_rng(7).integers(4, VOCAB, size=(5, 6)).astype("int32")
-    ids[2, 2:] = 0
-    model = _CountingRows(3)
-    eager = _numpy(decoding.beam_search(model, ids, beam_size=3, static_shapes=static_shapes))
-    assert model.rows[0] == (0, 5) and model.rows[1] == (1, 15), model.rows[:2]
-    assert all(rows % 3 == 0 for index, rows in model.rows[1:]), model.rows
-    graph = _numpy(_graph(decoding.beam_search, model=model, beam_size=3, static_shapes=static_shapes)(ids))
-    for key, value in graph._asdict().items():
-        np.testing.assert_array_equal(getattr(eager, key), value, err_msg=key)
-    for i in range(len(ids)):
-        alone = _numpy(decoding.beam_search(model, ids[i:i + 1], beam_size=3, static_shapes=static_shapes))
-        np.testing.assert_array_equal(alone.sequences[0], eager.sequences[i])
-        np.testing.assert_allclose(alone.scores[0], eager.scores[i], rtol=0, atol=1e-6)

@@ -99,9 +99,8 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
     # memory keeps one per sentence (the K beams of a sentence read one copy of it).
     tile = lambda x: tf.repeat(x, k, axis=0)  # noqa: E731  (one line, for the rows below)
     rows = {"cache": tf.nest.map_structure(tile, decoding.cache), "limit": tile(limits)}  # (N = B * K, ...)
-    info = None if constraint is None else constraint.sentence_info(source_ids)
     if constraint is not None:
-        rows["constraint"] = tile(info)
+        rows["constraint"] = tile(constraint.sentence_info(source_ids))
 
     alive_seq = start_sequences([batch, k], max_steps)  # (B, K, T_max + 1)
     results = {
@@ -120,18 +119,6 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
     state = {"sentence": sentence, "rows": rows}
     outputs = dict(results)
 
-    def expand(sequences, index, decoding, limit, info):
-        """The model's step on `sequences (rows, L)`: each row's 2k best tokens `(rows, 2K)`, and the cache."""
-        logits, decoding = decodable.step(sequences, index, decoding, use_cache)  # (rows, V)
-        allowed = None if constraint is None else constraint.allowed(sequences, index, info)
-        return (*best_tokens(logits, index, limit, 2 * k, allowed), decoding.cache)
-
-    def first_step():
-        """Step 0 on one row per sentence: only beam 0 is live, and the K beams of a sentence read the same
-        START and the same empty cache, so the logits and the cache are computed once and copied to the K
-        rows (the same values; the output projection and the softmax of one row, not K)."""
-        return tf.nest.map_structure(tile, expand(alive_seq[:, 0], tf.constant(0), decoding, limits, info))
-
     def cond(index, state, outputs):
         s = state["sentence"]
         if not static_shapes:  # decided sentences have left the batch
@@ -143,10 +130,11 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
         active = tf.shape(s["position"])[0]  # b: sentences still searching
         flat_seq = tf.reshape(s["alive_seq"], [active * k, -1])  # (b, K, L) -> (N, L)
         decoding = s["decoding"]._replace(cache=r["cache"], prepared=prepared)  # b memories, N = b * K hypotheses
-        token_log_probs, tokens, cache = tf.cond(  # (N, 2K) each, and the cache with this step's keys
-            tf.equal(index, 0), first_step, lambda: expand(flat_seq, index, decoding, r["limit"], r.get("constraint")))
+        logits, decoding = decodable.step(flat_seq, index, decoding, use_cache)  # (N, V)
         # The 2k best continuations: even if k of them end, k remain to stay alive. They are
         # among the 2k best tokens of each beam, so only those k * 2k candidates are ranked.
+        allowed = None if constraint is None else constraint.allowed(flat_seq, index, r["constraint"])
+        token_log_probs, tokens = best_tokens(logits, index, r["limit"], 2 * k, allowed)  # (N, 2K) each
         candidates = s["alive_log_probs"][:, :, tf.newaxis] + tf.reshape(token_log_probs, [active, k, 2 * k])
         candidates = tf.reshape(candidates, [active, k * 2 * k])  # (b, K, 2K) -> (b, K*2K)
         top_log_probs, top_ids = tf.math.top_k(candidates, k=2 * k)  # (b, 2K)
@@ -176,9 +164,9 @@ def beam_search(model, source_ids, beam_size=4, alpha=0.6, max_extra_length=None
                                    {name: s[name] for name in results}))
             s["decided"] = tf.logical_or(old["decided"], done)
         if static_shapes:
-            state = {"sentence": s, "rows": {**r, "cache": take(cache, beam_rows)}}  # caches follow beams
+            state = {"sentence": s, "rows": {**r, "cache": take(decoding.cache, beam_rows)}}  # caches follow beams
         else:  # each beam's cache follows it, and the decided sentences' rows leave, in one gather
-            state = {"sentence": s, "rows": {**r, "cache": cache}}
+            state = {"sentence": s, "rows": {**r, "cache": decoding.cache}}
             state, outputs = retire(done, state, outputs, s, per_sentence=k, reorder=beam_rows)
         return index + 1, state, outputs
 
