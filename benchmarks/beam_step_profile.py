@@ -46,7 +46,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from common import path_free, save_result
+from common import command_line, path_free, save_result
 
 MATMUL_TYPES = re.compile(r"(MatMul|Einsum)")
 GROUPS = {  # group -> op types (matched against the op type with any _Mkl / _Fused prefix dropped)
@@ -417,7 +417,7 @@ def main(argv=None):
         print_levers(rows)
         model = ({"run": args.lever_run, "alpha": args.alpha} if args.lever_run else
                  {"name": args.lever_model, **LEVER_MODELS[args.lever_model]})
-        save_result(args.name, {"command": "python benchmarks/beam_step_profile.py " + " ".join(argv or sys.argv[1:]),
+        save_result(args.name, {"command": command_line(__file__, argv),
                                 "model": model, "beam_size": args.beam_size, "levers": rows})
         return
     if not os.path.exists(os.path.join(args.run, "config.json")):
@@ -436,7 +436,7 @@ def main(argv=None):
     print(f"{path_free(args.run)}: d_model {model.config.d_model}, {model.config.num_layers}+"
           f"{model.config.num_layers} layers, vocab {model.config.vocab_size}; beam {args.beam_size}, 1 thread")
     print_profile(profile)
-    save_result(args.name, {"command": "python benchmarks/beam_step_profile.py " + " ".join(argv or sys.argv[1:]),
+    save_result(args.name, {"command": command_line(__file__, argv),
                             "run": args.run, "beam_size": args.beam_size, "alpha": args.alpha, "profile": profile})
 
 

@@ -3,6 +3,7 @@
 import json
 import os
 import re
+import shlex
 import statistics
 import sys
 import time
@@ -116,6 +117,19 @@ def machine(cpuinfo="/proc/cpuinfo"):
         pass
     return {"cpu": model, "hardware_bfloat16": cpu_has_native_bfloat16(cpuinfo),
             "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS")}
+
+
+def command_line(script, argv=None):
+    """The command that ran a benchmark, as a reader would type it again: `python benchmarks/<script>` and its
+    arguments (`argv`, default `sys.argv[1:]`), each quoted where the shell needs it (`--candidates "SavedModel
+    b64"` stays one argument).
+
+    Example:
+        >>> command_line("/srv/repo/benchmarks/x.py", ["--candidates", "SavedModel b64", "--rounds", "3"])
+        "python benchmarks/x.py --candidates 'SavedModel b64' --rounds 3"
+    """
+    args = sys.argv[1:] if argv is None else argv
+    return " ".join(["python", "benchmarks/" + os.path.basename(script), shlex.join(args)]).rstrip()
 
 
 def save_result(name, payload):

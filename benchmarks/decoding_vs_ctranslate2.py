@@ -60,7 +60,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from common import alternate, median, path_free, save_result, use_bench_deps
+from common import alternate, command_line, median, path_free, save_result, use_bench_deps
 
 BASELINE = "CTranslate2 float32"
 REFERENCE = "tfm Translator"  # the `same` column counts outputs equal to its
@@ -110,7 +110,7 @@ def main(argv=None):
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     tables = [table(run_dir, args) for run_dir in run_dirs]
     save_result(args.name, {
-        "command": "python benchmarks/" + os.path.basename(__file__) + " " + " ".join(argv or sys.argv[1:]),
+        "command": command_line(__file__, argv),
         "sentences": tables[0]["sentences"], "threads": args.threads, "beam_size": args.beam_size,
         "alpha": args.alpha, "ctranslate2": ctranslate2.__version__, "tables": tables,
         "plot_bars": {"labels": [f"{r['candidate']} · d{t['d_model']}" for t in tables for r in t["rows"]],

@@ -29,7 +29,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result
+from common import command_line, save_result
 
 
 def main(argv=None):
@@ -124,7 +124,7 @@ def main(argv=None):
               f"{row['wait_seconds_median']:10.2f}, {row['wait_seconds_max']:.2f}")
     print(f"off / on: updates per second {off['updates_per_s'] / on['updates_per_s']:.2f}x, "
           f"epoch time {off['epoch_seconds'] / on['epoch_seconds']:.2f}x")
-    command = "python benchmarks/epoch_teardown.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = command_line(__file__, argv)
     save_result(args.name, {"command": command, "preset": args.preset, "steps": args.steps, "epochs": args.epochs,
                             "rounds": args.rounds, "mixed_bfloat16": mixed, "rows": rows,
                             "updates_ratio_off_on": round(off["updates_per_s"] / on["updates_per_s"], 3),

@@ -16,7 +16,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import alternate, median, save_result, timed
+from common import alternate, command_line, median, save_result, timed
 
 
 def main(argv=None):
@@ -70,7 +70,7 @@ def main(argv=None):
         rows.append({"setting": name, "tokens_per_s": rate, "rounds": values, "ratio": rate / base})
         print(f"  {name:24s} {rate:10.0f} tokens/s  {rate / base:5.2f}x fp32")
     save_result("gpu_throughput", {"device": device, "rows": rows, "batch": batch, "length": args.length,
-                                   "command": "python benchmarks/gpu_throughput.py " + " ".join(sys.argv[1:])})
+                                   "command": command_line(__file__, argv)})
     return 0
 
 

@@ -30,7 +30,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import path_free, save_result
+from common import command_line, path_free, save_result
 
 AVERAGING = (("last", 1), ("last", 5), ("last", 10), ("last", 20), ("last", 30), ("best", 5), ("best", 10))
 DECODING = ((1, 0.0), (4, 0.6), (5, 0.6), (5, 1.0), (8, 1.0))
@@ -113,7 +113,7 @@ def main(argv=None):
           f"alpha {chosen['alpha']}: {chosen['val_bleu_moses_lc']:.2f}")
     result = {"run": os.path.basename(os.path.normpath(args.run)), "model_config": info["model_config"],
               "validation_sentences": len(sources), "rows": rows, "chosen": chosen,
-              "command": "python benchmarks/m30k_select.py " + " ".join(sys.argv[1:] if argv is None else argv)}
+              "command": command_line(__file__, argv)}
     if args.test:
         test_sources, test_refs = split_pairs(info, "test")
         scores, _ = score(chosen["epochs"], chosen["beam_size"], chosen["alpha"], test_sources, test_refs)

@@ -24,7 +24,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result
+from common import command_line, save_result
 
 TOKENS_PER_BATCH = 2048  # m30k_small's batches: tokens per side per batch
 
@@ -97,7 +97,7 @@ def main(argv=None):
               f"{row['train']['de']['subwords_per_sentence']:5.2f} subwords per sentence, "
               f"{row['train']['de']['words_cut_percent']:5.2f}% of German words cut, "
               f"{tokens:,} training tokens, ~{row['updates_per_epoch_at_2048']} updates per epoch", flush=True)
-    command = "python benchmarks/m30k_vocab.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = command_line(__file__, argv)
     result = {"command": command.strip(), "train_pairs": len(train), "validation_pairs": len(validation),
               "preprocess": recipe.preprocess, "tokens_per_batch": TOKENS_PER_BATCH, "rows": rows}
     print(f"wrote {save_result(args.name, result)}")

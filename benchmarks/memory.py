@@ -19,7 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result
+from common import command_line, save_result
 
 LENGTH = 32
 
@@ -75,7 +75,7 @@ def main(argv=None):
         print(f"{preset:8s} {row['params'] / 1e6:8.1f}M {row['batch']:>4d}x{LENGTH:<4d} "
               f"{row['peak_rss_mib']:8.0f} MiB {state_mib:8.0f} MiB")
     path = save_result("memory", {"rows": rows, "length": LENGTH, "tokens": args.tokens,
-                                  "command": "python benchmarks/memory.py " + " ".join(argv or sys.argv[1:])})
+                                  "command": command_line(__file__, argv)})
     print(f"wrote {path}")
 
 

@@ -45,7 +45,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result, use_mixed_precision  # use_mixed_precision: the --precision rule
+from common import command_line, save_result, use_mixed_precision  # use_mixed_precision: the --precision rule
 
 MODELS = {"transformer": "Transformer, parse_small (4 layers, d 256, pre-LN)",
           "bahdanau": "Bahdanau seq2seq (LSTM 256, additive attention)"}
@@ -239,7 +239,7 @@ def main(argv=None):
             row = run_model(name, args, test_gold, curves, train_sentences=round(fraction * SPLIT_SIZES["train"]))
             learning_curve.append({"model": SHORT_NAMES[name], "train_sentences": row["train_sentences"],
                                    "f1": row["f1"]})
-    command = "python benchmarks/parsing_at_budget.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = command_line(__file__, argv)
     result = {"command": command.strip(), "budget_s": args.budget, "dtype_policy": _dtype_policy(args),
               "split": args.split, "rows": rows, "curves": curves, f"{args.split}_sentences": len(gold)}
     if learning_curve:

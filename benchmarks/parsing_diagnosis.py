@@ -37,7 +37,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result
+from common import command_line, save_result
 
 
 def trigram_cross_entropy(train_sequences, test_sequences, vocab_size, k=0.1):
@@ -235,7 +235,7 @@ def main(argv=None):
     for layer in summary["cross_attention_on_word_k"]:
         print(f"cross-attention layer {layer['layer']}: on word k {layer['mean_of_heads']:.3f} (mean of heads), "
               f"{layer['best_head']:.3f} (best head); uniform {layer['uniform']:.3f}")
-    command = "python benchmarks/parsing_diagnosis.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = command_line(__file__, argv)
     print(f"wrote {save_result(args.name, {'command': command.strip(), **summary})}")
     return 0
 

@@ -29,7 +29,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import RESULTS_DIR, save_result, use_mixed_precision
+from common import RESULTS_DIR, command_line, save_result, use_mixed_precision
 
 GOAL = 38.0  # tokenized lowercased BLEU of published text-only NMT baselines on test_2016_flickr
 
@@ -159,7 +159,7 @@ def run_model(name, args, curves):
 def save(rows, curves, args, argv):
     """docs/results/quality_at_budget.json; rows of models not run this time are kept
     when they were trained for the same budget (`--models bahdanau` after `--models transformer`)."""
-    command = "python benchmarks/quality_at_budget.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = command_line(__file__, argv)
     commands = [command]
     previous = os.path.join(RESULTS_DIR, f"{args.name}.json")
     if os.path.exists(previous):

@@ -128,7 +128,7 @@ def main(argv=None):
     print("CPU share: CPU seconds per second; a stalled round (under 3/4 of its variant's best) "
           "is left out of the medians")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from common import save_result
+    from common import command_line, save_result
 
     ratio = "vs_preset" if args.levers else "vs_float32"
     save_result("regulariser_cost" if args.levers else "rdrop_cost", {
@@ -138,7 +138,7 @@ def main(argv=None):
                  for name in variants],
         "hardware_bfloat16": cpu_has_native_bfloat16(), "preset": args.preset,
         "mixed_bfloat16": variants[base][1] if args.levers else None,
-        "command": "python benchmarks/rdrop_cost.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "command": command_line(__file__, argv),
     })
     return 0
 

@@ -27,7 +27,7 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import save_result
+from common import command_line, save_result
 
 TRAIN = "import sys; from tfm.cli import main; sys.exit(main())"
 
@@ -128,7 +128,7 @@ def main(argv=None):
           f"BLEU {first_bleu} vs {second_bleu}")
     identical = losses[0] == losses[1] and differ == 0 and same_text == len(first_text)
     print("the two runs are bit-identical" if identical else "the two runs differ")
-    command = "python benchmarks/reproducibility.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = command_line(__file__, argv)
     save_result(args.name, {
         "command": command, "preset": args.preset, "precision": args.precision, "epochs": args.epochs,
         "steps_per_epoch": args.steps, "seed": args.seed, "train_seconds": [round(s, 1) for s in seconds],

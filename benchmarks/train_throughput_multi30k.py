@@ -188,14 +188,14 @@ def main(argv=None):
     best = max(median, key=median.get)
     print(f"  best ({best[0]} / {best[1]}) / fixed float32: {median[best] / median['fixed', 'float32']:.2f}x")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from common import save_result
+    from common import command_line, save_result
 
     labels = [f"{batching} / {precision}" for batching, precision in median]
     save_result("train_throughput_multi30k", {
         "rows": [{"variant": label, "non_padding_tokens_per_s": round(value, 1),
                   "warmup_s": round(warmup[key], 1)}
                  for label, (key, value) in zip(labels, median.items())],
-        "command": "python benchmarks/train_throughput_multi30k.py " + " ".join(sys.argv[1:]),
+        "command": command_line(__file__, argv),
         "plot_bars": {"labels": labels, "values": [round(v, 1) for v in median.values()],
                       "xlabel": "non-padding target tokens/s (median)",
                       "title": "Multi30k: token bucketing vs fixed-length padding"},

@@ -105,6 +105,19 @@ def test_results_are_written_path_free(tmp_path, monkeypatch):
     assert set(written["machine"]) == {"cpu", "hardware_bfloat16", "TF_ENABLE_ONEDNN_OPTS"}
 
 
+def test_a_results_command_is_the_one_that_ran(monkeypatch):
+    """The `command` of a result splits back into the arguments that ran it (a multi-word argument stays one), from
+    `argv` or, when none is given, from the command line; an empty `argv` is no arguments."""
+    import shlex
+
+    argv = ["--candidates", "SavedModel b64", "tfm Translator", "--run", "runs/m30k", "--name", "it's"]
+    command = common.command_line("/srv/repo/benchmarks/decoding_vs_ctranslate2.py", argv)
+    assert shlex.split(command) == ["python", "benchmarks/decoding_vs_ctranslate2.py", *argv]
+    monkeypatch.setattr(sys, "argv", ["/elsewhere/benchmarks/memory.py", "--quick", "a b"])
+    assert common.command_line("benchmarks/memory.py") == "python benchmarks/memory.py --quick 'a b'"
+    assert common.command_line("benchmarks/memory.py", []) == "python benchmarks/memory.py"
+
+
 def test_a_result_names_the_machine_it_ran_on(tmp_path, monkeypatch):
     """The CPU's model, hardware bfloat16 from its flags, and the oneDNN switch as set (None when unset)."""
     cpuinfo = tmp_path / "cpuinfo"
