@@ -377,3 +377,38 @@ def test_train_prints_no_line_over_200_characters(tmp_path):
     longest = max(output.splitlines(), key=len)
     assert len(longest) <= 200, longest
     assert f"tfm average --run '{tmp_path / 'my run'}'" in output  # the next: hint copies as one argument
+
+
+def test_resume_goes_on_with_the_recipe_the_run_records(finished_run, tmp_path, capsys):
+    """`tfm train --output RUN --resume --epochs N` trains RUN's own recipe (here not the default preset's sizes)
+    exactly as the command with every setting repeated does: the same losses and steps, epoch by epoch."""
+    from training_helper import copy_run, train_argv
+
+    from tfm import runs
+
+    repeated, resumed = copy_run(finished_run, tmp_path / "a"), copy_run(finished_run, tmp_path / "b")
+    assert cli.main(train_argv(repeated, 3)) == 0
+    assert cli.main(["train", "--output", resumed, "--resume", "--epochs", "3", "--strategy", "default"]) == 0
+    assert "next: tfm average" in capsys.readouterr().out
+    a, b = runs.read_history(repeated), runs.read_history(resumed)
+    assert b["epoch"] == [0, 1, 2]
+    assert (b["loss"], b["iterations"]) == (a["loss"], a["iterations"])
+    assert runs.read_run_config(resumed)["model"] == runs.read_run_config(finished_run)["model"]
+
+
+def test_resume_refuses_a_flag_of_the_recipe_and_a_folder_without_a_run(finished_run, tmp_path, capsys):
+    """--resume with a recipe flag names the flags and changes nothing; on a folder that holds no run it says so."""
+    from training_helper import copy_run
+
+    run_dir = copy_run(finished_run, tmp_path)
+    before = sorted((path, os.path.getmtime(os.path.join(folder, path))) for folder, _, names in os.walk(run_dir)
+                    for path in names)
+    argv = ["train", "--output", run_dir, "--resume", "--epochs", "3", "--preset", "small", "--set", "dropout=0.2"]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "--preset, --set would change it" in err and "config.json" in err
+    assert sorted((path, os.path.getmtime(os.path.join(folder, path))) for folder, _, names in os.walk(run_dir)
+                  for path in names) == before
+    assert cli.main(["train", "--output", str(tmp_path / "none"), "--resume"]) == 1
+    assert "holds no run to resume (no config.json)" in capsys.readouterr().err
+    assert not (tmp_path / "none").exists()

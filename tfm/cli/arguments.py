@@ -7,6 +7,7 @@ only, plus `tfm.config`, so `tfm --help` starts no TensorFlow.
 
 import argparse
 import dataclasses
+import os
 
 from tfm.config import MODELS, Recipe, TransformerConfig, apply_overrides, validation
 
@@ -113,6 +114,11 @@ def add_train(p):
     p.add_argument("--data-dir", default=None, help="download/cache folder (default: $TFM_DATA_DIR or data/cache)")
     p.add_argument("--output", required=True, metavar="RUN",
                    help="run folder: config.json, history.csv, checkpoints/, tokenizer/ (resumed if it exists)")
+    p.add_argument("--resume", action="store_true",
+                   help="go on with RUN on the recipe its config.json records, without repeating its flags: "
+                        "`tfm train --output RUN --resume --epochs N`; only --epochs, --data-dir and the session's "
+                        "settings (--strategy, --worker-timeout, --steps-per-epoch, --keep-checkpoints, --seed, "
+                        "--mixed-precision, --xla) may be given beside it")
     p.add_argument("--epochs", type=positive_int, default=10, help="epochs to reach (default: 10)")
     p.add_argument("--steps-per-epoch", type=positive_int, default=None, help="batches per epoch (default: one pass)")
     p.add_argument("--strategy", choices=["auto", "default", "mirrored", "multiworker"], default="auto",
@@ -151,7 +157,8 @@ def train_recipe(args):
     the explicit flags: --dataset, --source-lang, --target-lang, --source-file, --target-file, --data-dir,
     --vocab-size (subwords), --max-length (the pair filter, and the Transformer's longest source) and
     --train-sentences onto the data; --tokens-per-batch, --keep-checkpoints, --seed, --steps-per-epoch,
-    --mixed-precision and --xla onto the training.
+    --mixed-precision and --xla onto the training. With --resume, the recipe of the run's config.json instead
+    (`--output`), with --data-dir and the settings a session may change.
 
     Args:
         args: `argparse.Namespace` of `add_train`'s flags.
@@ -168,6 +175,8 @@ def train_recipe(args):
         >>> recipe.model.units, recipe.data.subwords, recipe.training.seed, recipe.training.warmup_steps
         (32, 500, 3, 100)
     """
+    if getattr(args, "resume", False):
+        return _resumed_recipe(args)
     recipe = apply_overrides(Recipe.preset(args.preset, model=args.model), args.set)
     data = {"dataset": args.dataset, "source_lang": args.source_lang, "target_lang": args.target_lang,
             "source_file": args.source_file, "target_file": args.target_file, "data_dir": args.data_dir,
@@ -179,6 +188,35 @@ def train_recipe(args):
     if args.max_length is not None and isinstance(recipe.model, TransformerConfig):
         fields["model"] = dataclasses.replace(recipe.model, max_length=args.max_length)
     return recipe.replace(**fields)
+
+
+# The flags that make a run's recipe; `--resume` reads it from the run's config.json instead, so it refuses them.
+RECIPE_FLAGS = ("preset", "model", "dataset", "source_lang", "target_lang", "source_file", "target_file", "vocab_size",
+                "max_length", "train_sentences", "tokens_per_batch", "set")
+
+
+def _resumed_recipe(args):
+    """`--resume`: the `Recipe` of `RUN/config.json` (`--output`), with the settings a session may change
+    (`tfm.runs.RESUMABLE`: --seed, --steps-per-epoch, --keep-checkpoints, --mixed-precision, --xla) and --data-dir
+    where given. ValueError when RUN holds no run, or when a flag of the recipe (`RECIPE_FLAGS`) is given too."""
+    from tfm.runs import CONFIG_FILE, read_run_config
+
+    parser = argparse.ArgumentParser()
+    add_train(parser)
+    defaults = vars(parser.parse_args(["--output", args.output]))
+    given = [f"--{name.replace('_', '-')}" for name in RECIPE_FLAGS if getattr(args, name) != defaults[name]]
+    if given:
+        raise ValueError(f"--resume goes on with the recipe {args.output}'s {CONFIG_FILE} records, and "
+                         f"{', '.join(given)} would change it: drop {'it' if len(given) == 1 else 'them'}, or train "
+                         f"into a new --output folder without --resume")
+    if not os.path.isfile(os.path.join(args.output, CONFIG_FILE)):
+        raise ValueError(f"--resume: {args.output} holds no run to resume (no {CONFIG_FILE}); start one there "
+                         f"without --resume")
+    recipe = Recipe.from_record(read_run_config(args.output))
+    session = {"data_dir": args.data_dir, "keep_checkpoints": args.keep_checkpoints, "seed": args.seed,
+               "steps_per_epoch": args.steps_per_epoch, "mixed_precision": args.mixed_precision or None,
+               "xla": args.xla or None}
+    return recipe.replace(**{name: value for name, value in session.items() if value is not None})
 
 
 def add_average(p):

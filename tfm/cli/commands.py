@@ -77,7 +77,8 @@ def train_command(args):
 
         done = epochs_on_disk(os.path.abspath(args.output)) if os.path.isdir(args.output) else 0
         print(f"\ntfm train: {stopped_by(stop)}. {args.output} is intact and keeps {done} finished epoch"
-              f"{'' if done == 1 else 's'} (the interrupted epoch is lost); run the same command again to resume.",
+              f"{'' if done == 1 else 's'} (the interrupted epoch is lost); run the same command again, or "
+              f"`tfm train --output {shlex.quote(args.output)} --resume --epochs {args.epochs}`, to resume.",
               file=sys.stderr)
         return exit_status(stop)
     except FloatingPointError as error:

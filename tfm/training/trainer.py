@@ -166,8 +166,8 @@ def _existing_run(run_dir, requested):
         raise ValueError(
             f"{run_dir} was made with a different configuration; differing fields:\n  "
             + "\n  ".join(differences)
-            + f"\nRepeat the settings of {os.path.join(run_dir, runs.CONFIG_FILE)} to resume it, "
-              f"or train into a new --output folder")
+            + f"\nRepeat the settings of {os.path.join(run_dir, runs.CONFIG_FILE)} to resume it (`tfm train "
+              f"--resume` reads them from there), or train into a new --output folder")
     return existing
 
 
