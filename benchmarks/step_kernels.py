@@ -13,6 +13,10 @@ two give the same floats, bit for bit:
                         (lever 2, measured, not kept: no gain on these shapes)
     normaliser          the vocabulary softmax, then the log of the 2k chosen probabilities (the search's), or
                         `log_softmax` (lever 4's one pass, measured: not faster, and other floats)
+    top-k chunks        the search's top 2k = 8 of each row's V logits in two passes (`search_steps.top_k`),
+                        with chunks of `int(sqrt(V))` entries, the last one padded where that does not divide V
+                        (before: 90 chunks of 89 for V = 8000, a padded copy of the logits), or of
+                        `search_steps.chunk_size(V, k)`, a divisor of V near `sqrt(V / k)` (kept)
 
 Rows are hypotheses in one step: 64 = a batch of 16 sentences x beam 4, 256 = 64 x 4 (a SavedModel request).
 Writes docs/results/NAME.json (default step_kernels), its command with `TF_ENABLE_ONEDNN_OPTS` where that is set
@@ -26,10 +30,12 @@ import sys
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from common import alternate, median, save_result, timed
 
 SHAPES = {"m30k": (128, 10000), "m30k_small": (256, 8000)}  # (d_model, vocab): the two trained runs' shapes
+PAIRS = ("output projection", "Q, K and V", "normaliser", "top-k chunks")  # kernel_pairs' names
 
 
 def kernel_pairs(d_model, vocab, rows, seed=0):
@@ -74,8 +80,18 @@ def kernel_pairs(d_model, vocab, rows, seed=0):
     def log_softmax():
         return tf.gather(tf.nn.log_softmax(logits), chosen, batch_dims=1)
 
+    from tfm.decoding.search_steps import top_k
+
+    @tf.function(autograph=False)
+    def top_k_root_chunks():
+        return list(top_k(logits, 8, chunk=int(vocab**0.5)))
+
+    @tf.function(autograph=False)
+    def top_k_divisor_chunks():
+        return list(top_k(logits, 8))
+
     return {"output projection": (projection_before, projection_after), "Q, K and V": (qkv_three, qkv_one),
-            "normaliser": (softmax_then_log, log_softmax)}
+            "normaliser": (softmax_then_log, log_softmax), "top-k chunks": (top_k_root_chunks, top_k_divisor_chunks)}
 
 
 def same_floats(a, b):
@@ -85,11 +101,14 @@ def same_floats(a, b):
     return all(np.array_equal(np.asarray(p), np.asarray(q)) for p, q in zip(a, b))
 
 
-def measure(shape, rows, rounds, repeats):
-    """Rows of `{shape, rows, pair, before_ms, after_ms, speedup, same_floats}` for one shape and row count."""
+def measure(shape, rows, rounds, repeats, pairs=None):
+    """Rows of `{shape, rows, pair, before_ms, after_ms, speedup, same_floats}` for one shape and row count
+    (`pairs`: their names, None = every pair)."""
     d_model, vocab = SHAPES[shape]
     out = []
     for pair, (before, after) in kernel_pairs(d_model, vocab, rows).items():
+        if pairs is not None and pair not in pairs:
+            continue
         same = same_floats(before(), after())  # also the trace, outside the timing
         calls = {"before": before, "after": after}
         times = alternate(list(calls), rounds, lambda name, calls=calls: 1000 * timed(calls[name], repeats))
@@ -106,6 +125,8 @@ def main(argv=None):
     parser.add_argument("--rows", nargs="+", type=int, default=[64, 256])
     parser.add_argument("--rounds", type=int, default=9, help="alternating rounds (default 9)")
     parser.add_argument("--repeats", type=int, default=20, help="calls per round (default 20)")
+    parser.add_argument("--pairs", nargs="+", choices=PAIRS, default=None, metavar="PAIR",
+                        help=f"the pairs to time (default all: {', '.join(PAIRS)})")
     parser.add_argument("--name", default="step_kernels", help="docs/results/NAME.json")
     args = parser.parse_args(argv)
     import tensorflow as tf
@@ -117,7 +138,7 @@ def main(argv=None):
           "same floats")
     for shape in args.shapes:
         for n in args.rows:
-            for row in measure(shape, n, args.rounds, args.repeats):
+            for row in measure(shape, n, args.rounds, args.repeats, args.pairs):
                 rows.append(row)
                 print(f"{shape:11s} {n:4d}  {row['pair']:18s} {row['before_ms']:9.3f} {row['after_ms']:9.3f} "
                       f"{row['speedup']:6.2f}x  {'yes' if row['same_floats'] else 'no'}", flush=True)

@@ -511,7 +511,7 @@ def test_prepared_table_changes_no_output(static_shapes):
         np.testing.assert_array_equal(getattr(prepared, key), value, err_msg=key)
 
 
-@pytest.mark.parametrize("vocab, k", [(10000, 8), (1000, 4), (37000, 8), (70, 2)])
+@pytest.mark.parametrize("vocab, k", [(10000, 8), (1000, 4), (37000, 8), (70, 2), (8000, 8), (7919, 8)])
 def test_top_k_in_two_passes_equals_tf_top_k(vocab, k):
     top_k = importlib.import_module("tfm.decoding.search_steps").top_k
     rng = np.random.default_rng(vocab)
@@ -524,6 +524,25 @@ def test_top_k_in_two_passes_equals_tf_top_k(vocab, k):
     got_values, got_ids = top_k(tf.constant(values), k)
     np.testing.assert_array_equal(got_values, expected_values)
     np.testing.assert_array_equal(got_ids, expected_ids)
+
+
+def test_top_k_chunks_divide_the_vocabulary_where_they_can():
+    """No padding copy of the (N, V) values where V has a divisor near sqrt(V / k): notebook 08's 8000 subwords
+    were padded to 90 chunks of 89 (a copy of the logits at every beam step)."""
+    steps = importlib.import_module("tfm.decoding.search_steps")
+    # V = 8000, k = 8: the divisors within 2x of sqrt(1000) = 31.6 and their V / C + k * C:
+    # 16: 500 + 128, 20: 400 + 160, 25: 320 + 200, 32: 250 + 256 = 506 (the fewest), 40: 200 + 320, 50: 160 + 400
+    assert steps.chunk_size(8000, 8) == 32
+    assert steps.chunk_size(10000, 8) == 40  # 250 + 320 = 570; 25 and 50 give 600
+    assert steps.chunk_size(7919, 8) == 32  # a prime: ceil(31.5), the last chunk padded
+
+    def op_types(vocab):
+        graph = tf.function(lambda x: steps.top_k(x, 8)).get_concrete_function(
+            tf.TensorSpec([None, vocab], tf.float32)).graph
+        return {op.type for op in graph.get_operations()}
+
+    assert not {"Pad", "PadV2"} & op_types(8000)
+    assert {"Pad", "PadV2"} & op_types(7919)
 
 
 @pytest.mark.filterwarnings("ignore:You are using a softmax over axis")

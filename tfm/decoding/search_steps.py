@@ -6,12 +6,13 @@ the beam size's check, and the steps `tfm.decoding.greedy` and `tfm.decoding.bea
     validate_beam_size  1 <= k and 2k <= V, or a ValueError naming the value
     start_search        check the arguments, truncate the source, fix the step budget, start the model
     best_tokens         the n most likely next tokens of each hypothesis, PAD / START / banned ones never
-    top_k               `tf.math.top_k` in two cheaper passes over a large vocabulary
+    top_k, chunk_size   `tf.math.top_k` in two cheaper passes over a large vocabulary
     start_sequences, write_column, finalize     the output buffers: START first, one column per step
 
 How the searches run is `tfm.decoding.greedy_or_beam`'s docstring.
 """
 
+import math
 import numbers
 from typing import Any, NamedTuple
 
@@ -195,17 +196,44 @@ def start_search(model, source_ids, alpha, max_extra_length, use_cache, static_s
                        state)
 
 
-def top_k(values, k):
+def chunk_size(vocab, k):
+    """The chunk width of `top_k`'s first pass over a vocabulary of `vocab` entries: a divisor of `vocab` near
+    `sqrt(vocab / k)` where there is one, so that no padding copy of the `(N, V)` values is made.
+
+    The two passes read `V / C` chunk maxima and `k * C` candidates, fewest near `C = sqrt(V / k)`; among the
+    divisors within a factor 2 of it, the one with the fewest (`V / C + k * C`, the smallest on a tie). A
+    vocabulary with none there (a prime) gets `ceil(sqrt(V / k))`, its last chunk padded.
+
+    Args:
+        vocab: int, V.
+        k: int, how many entries `top_k` returns.
+
+    Returns:
+        int, the chunk width C.
+
+    Example:
+        >>> chunk_size(8000, 8), chunk_size(10000, 8), chunk_size(7919, 8)   # 7919 is prime: padded
+        (32, 40, 32)
+    """
+    ideal = (vocab / k) ** 0.5
+    divisors = [c for c in range(max(math.ceil(ideal / 2), 1), math.floor(ideal * 2) + 1) if vocab % c == 0]
+    if not divisors:
+        return max(math.ceil(ideal), 1)
+    return min(divisors, key=lambda c: (vocab // c + k * c, c))
+
+
+def top_k(values, k, chunk=None):
     """`tf.math.top_k(values, k)` over the last axis of `(N, V)`, in two cheaper passes when V is large.
 
     TensorFlow's CPU top-k costs about as much as the vocabulary projection on a 10k
-    vocabulary. The k largest entries lie in the k chunks (of ~sqrt(V) entries) with the
-    largest maxima, so: each chunk's maximum, the best k chunks, the best k of their
+    vocabulary. The k largest entries lie in the k chunks (of `chunk_size(V, k)` entries) with
+    the largest maxima, so: each chunk's maximum, the best k chunks, the best k of their
     entries. Ties resolve to the lower index, as in `tf.math.top_k`.
 
     Args:
         values: float `(N, V)`.
         k: int.
+        chunk: None or int, the chunk width (None: `chunk_size(V, k)`; `benchmarks/step_kernels.py` times others).
 
     Returns:
         `(values (N, k), indices int32 (N, k))`, largest first.
@@ -217,9 +245,9 @@ def top_k(values, k):
         ([[996.0, 996.0, 996.0]], [[996, 1993, 2990]])
     """
     vocab = values.shape[-1]
-    chunk = max(int((vocab or 0) ** 0.5), 1)
-    if vocab is None or k * chunk * 4 > vocab:  # small vocabularies: one pass is as cheap
+    if vocab is None or vocab < 16 * k * k:  # small vocabularies: one pass is as cheap
         return tf.math.top_k(values, k=k)
+    chunk = chunk_size(vocab, k) if chunk is None else int(chunk)
     groups = -(-vocab // chunk)
     if groups * chunk != vocab:  # pad the last chunk with -inf
         values = tf.pad(values, [[0, 0], [0, groups * chunk - vocab]], constant_values=NEG_INF)
