@@ -21,6 +21,10 @@ output limit input + 50), 2 threads each. Candidates:
                           requests of 32 / 64 strings in file order, two requests in flight (as a
                           server answers concurrent clients)
     SavedModel early b64  `tfm export --early-finish` (float32), requests of 64
+    SavedModel early sorted b64  the same export, the sentences sorted by length (characters) before they are
+                          cut into requests of 64, the answers put back in file order: the layout CTranslate2
+                          and the Translator give themselves (each sorts a call's sentences by length into its
+                          batches), which a client with many sentences at once can give the SavedModel
     SavedModel int8 b64   `tfm export --quantize int8`, requests of 64
     SavedModel bf16 b64   `tfm export --quantize bfloat16`, requests of 64
     SavedModel bf16 early b64  `tfm export --quantize bfloat16 --early-finish`, requests of 64
@@ -66,9 +70,33 @@ BASELINE = "CTranslate2 float32"
 REFERENCE = "tfm Translator"  # the `same` column counts outputs equal to its
 CANDIDATES = (REFERENCE, "tfm Translator 1x", "tfm Translator early finish", "tfm Translator int8",
               "tfm Translator bf16", "tfm Translator XLA", "SavedModel b32", "SavedModel b64", "SavedModel early b64",
-              "SavedModel int8 b64", "SavedModel bf16 b64", "SavedModel bf16 early b64", "SavedModel XLA b64",
-              BASELINE, BASELINE + " 1x", "CTranslate2 int8")
+              "SavedModel early sorted b64", "SavedModel int8 b64", "SavedModel bf16 b64", "SavedModel bf16 early b64",
+              "SavedModel XLA b64", BASELINE, BASELINE + " 1x", "CTranslate2 int8")
 DEFAULT_RUNS = ("runs/bench_quality/m30k", "runs/08_multi30k_d256")
+
+
+def in_requests(texts, size, request, pool, by_length=False):
+    """`texts` answered by `request` in requests of `size`, as many in flight as `pool` has workers; the answers
+    come back in the order of `texts`.
+
+    Args:
+        texts: list of str.
+        size: int, sentences per request.
+        request: list of str -> list of str, one answer per sentence (the SavedModel's signature).
+        pool: a `concurrent.futures` executor (its `map` keeps the requests' order).
+        by_length: bool. Cut the requests from the sentences sorted by length (characters; stable, so equal
+            lengths keep file order), as CTranslate2 and `tfm.decoding.Translator` batch a call's sentences;
+            False: in file order.
+
+    Returns:
+        list of str, `answers[i]` for `texts[i]`.
+    """
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i])) if by_length else list(range(len(texts)))
+    batches = [[texts[i] for i in order[start : start + size]] for start in range(0, len(texts), size)]
+    answers = [None] * len(texts)
+    for i, answer in zip(order, (a for batch in pool.map(request, batches) for a in batch)):
+        answers[i] = answer
+    return answers
 
 
 def main(argv=None):
@@ -155,7 +183,8 @@ def table(run_dir, args):
                           (" bf16", dict(quantize="bfloat16")),
                           (" bf16 early", dict(quantize="bfloat16", early_finish=True)),
                           (" XLA", dict(jit_compile=True))):
-        if not chosen & {f"SavedModel{name} b{size}" for size in (32, 64)}:  # no row reads this export
+        if not chosen & {f"SavedModel{name}{order} b{size}" for size in (32, 64) for order in ("", " sorted")}:
+            # no row reads this export
             continue
         folder = os.path.join(workdir, "savedmodel" + name.replace(" ", "_"), "1")
         export_saved_model((model, tokenizer), folder, **decoding, **options)
@@ -167,14 +196,10 @@ def table(run_dir, args):
            "CTranslate2 int8": CTranslate2Translator(ct2_int8_dir, intra_threads=1, inter_threads=args.threads)}
     pool = ThreadPoolExecutor(args.threads)
 
-    def saved_model_in_batches(size, serve):
+    def saved_model_in_batches(size, serve, by_length=False):
         def request(texts):
             return [t.decode("utf-8") for t in serve(text=tf.constant(texts))["translations"].numpy()]
-
-        def run(texts):  # requests in file order, `--threads` of them in flight
-            batches = [texts[start : start + size] for start in range(0, len(texts), size)]
-            return [t for answer in pool.map(request, batches) for t in answer]
-        return run
+        return lambda texts: in_requests(texts, size, request, pool, by_length)
 
     makers = {"tfm Translator": lambda: Translator(model, tokenizer, workers=args.threads, **decoding),
               "tfm Translator 1x": lambda: Translator(model, tokenizer, workers=1, **decoding),
@@ -189,6 +214,7 @@ def table(run_dir, args):
               "SavedModel b32": lambda: saved_model_in_batches(32, served[""]),
               "SavedModel b64": lambda: saved_model_in_batches(64, served[""]),
               "SavedModel early b64": lambda: saved_model_in_batches(64, served[" early"]),
+              "SavedModel early sorted b64": lambda: saved_model_in_batches(64, served[" early"], by_length=True),
               "SavedModel int8 b64": lambda: saved_model_in_batches(64, served[" int8"]),
               "SavedModel bf16 b64": lambda: saved_model_in_batches(64, served[" bf16"]),
               "SavedModel bf16 early b64": lambda: saved_model_in_batches(64, served[" bf16 early"]),

@@ -143,3 +143,25 @@ def test_the_published_page_is_what_render_writes():
         "docs/results.md differs from what benchmarks/run_all.py --render writes: put hand-written text in "
         "docs/results/<benchmark>.notes.md (or measurements_quoted.md), then run "
         "`python benchmarks/run_all.py --render`")
+
+
+def test_the_savedmodel_rows_requests_come_back_in_file_order():
+    """benchmarks/decoding_vs_ctranslate2.py's `SavedModel ... b64` rows: requests of `size` in file order, or (the
+    `sorted` row) cut from the sentences sorted by length, the answers put back in the order of the sentences."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import decoding_vs_ctranslate2 as bench
+
+    texts = ["a b c", "a", "a b c d e", "a b", "", "a b c d"]
+    sent = []
+
+    def request(batch):
+        sent.append(list(batch))
+        return [text.upper() + "!" for text in batch]
+
+    with ThreadPoolExecutor(2) as pool:
+        assert bench.in_requests(texts, 4, request, pool) == [t.upper() + "!" for t in texts]
+        assert sent == [texts[:4], texts[4:]]
+        sent.clear()
+        assert bench.in_requests(texts, 4, request, pool, by_length=True) == [t.upper() + "!" for t in texts]
+    assert sent == [["", "a", "a b", "a b c"], ["a b c d", "a b c d e"]]
