@@ -25,6 +25,7 @@ Writes docs/results/NAME.json (default step_kernels), its command with `TF_ENABL
 
 import argparse
 import os
+import shlex
 import sys
 
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
@@ -32,7 +33,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from common import alternate, median, save_result, timed
+from common import alternate, command_line, median, save_result, timed
 
 SHAPES = {"m30k": (128, 10000), "m30k_small": (256, 8000)}  # (d_model, vocab): the two trained runs' shapes
 PAIRS = ("output projection", "Q, K and V", "normaliser", "top-k chunks")  # kernel_pairs' names
@@ -142,10 +143,9 @@ def main(argv=None):
                 rows.append(row)
                 print(f"{shape:11s} {n:4d}  {row['pair']:18s} {row['before_ms']:9.3f} {row['after_ms']:9.3f} "
                       f"{row['speedup']:6.2f}x  {'yes' if row['same_floats'] else 'no'}", flush=True)
-    given = sys.argv[1:] if argv is None else argv
     onednn = os.environ.get("TF_ENABLE_ONEDNN_OPTS")
-    env = [] if onednn is None else [f"TF_ENABLE_ONEDNN_OPTS={onednn}"]
-    command = " ".join([*env, "python benchmarks/step_kernels.py", *given])
+    env = [] if onednn is None else [f"TF_ENABLE_ONEDNN_OPTS={shlex.quote(onednn)}"]
+    command = " ".join([*env, command_line(__file__, argv)])
     print("wrote", save_result(args.name, {"command": command, "threads": 1, "rounds": args.rounds,
                                            "repeats": args.repeats, "rows": rows}))
 
