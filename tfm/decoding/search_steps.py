@@ -249,6 +249,9 @@ def top_k(values, k, chunk=None):
         return tf.math.top_k(values, k=k)
     chunk = chunk_size(vocab, k) if chunk is None else int(chunk)
     groups = -(-vocab // chunk)
+    if not 1 <= chunk <= vocab or groups < k:
+        raise ValueError(f"chunk={chunk} for top {k} of {vocab} entries: expected 1 <= chunk <= {vocab} and at least "
+                         f"k = {k} chunks ({groups} here)")
     if groups * chunk != vocab:  # pad the last chunk with -inf
         values = tf.pad(values, [[0, 0], [0, groups * chunk - vocab]], constant_values=NEG_INF)
     chunks = tf.reshape(values, [-1, groups, chunk])  # (N, V) -> (N, G, C)
