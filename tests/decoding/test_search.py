@@ -545,6 +545,8 @@ def test_top_k_chunks_divide_the_vocabulary_where_they_can():
     assert {"Pad", "PadV2"} & op_types(7919)
     with pytest.raises(ValueError, match="chunk=2000 for top 8 of 8000 entries"):
         steps.top_k(tf.zeros([1, 8000]), 8, chunk=2000)  # 4 chunks: fewer than k
+    with pytest.raises(ValueError, match="chunk=0 for top 8"):
+        steps.top_k(tf.zeros([1, 8000]), 8, chunk=0)
 
 
 @pytest.mark.filterwarnings("ignore:You are using a softmax over axis")

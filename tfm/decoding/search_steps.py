@@ -248,7 +248,7 @@ def top_k(values, k, chunk=None):
     if vocab is None or vocab < 16 * k * k:  # small vocabularies: one pass is as cheap
         return tf.math.top_k(values, k=k)
     chunk = chunk_size(vocab, k) if chunk is None else int(chunk)
-    groups = -(-vocab // chunk)
+    groups = -(-vocab // chunk) if chunk >= 1 else 0
     if not 1 <= chunk <= vocab or groups < k:
         raise ValueError(f"chunk={chunk} for top {k} of {vocab} entries: expected 1 <= chunk <= {vocab} and at least "
                          f"k = {k} chunks ({groups} here)")
