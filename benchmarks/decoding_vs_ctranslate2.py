@@ -28,6 +28,7 @@ output limit input + 50), 2 threads each. Candidates:
     SavedModel int8 b64   `tfm export --quantize int8`, requests of 64
     SavedModel bf16 b64   `tfm export --quantize bfloat16`, requests of 64
     SavedModel bf16 early b64  `tfm export --quantize bfloat16 --early-finish`, requests of 64
+    SavedModel bf16 early sorted b64  the same export, fed as `SavedModel early sorted b64` is
     SavedModel XLA b64    `tfm export --xla` (the search XLA-compiled inside the SavedModel), requests of 64
     CTranslate2 float32   the same weights converted by `tfm export --format ctranslate2`, two
                           batches of 64 in parallel (inter_threads 2): its fastest use of 2 threads
@@ -71,7 +72,7 @@ REFERENCE = "tfm Translator"  # the `same` column counts outputs equal to its
 CANDIDATES = (REFERENCE, "tfm Translator 1x", "tfm Translator early finish", "tfm Translator int8",
               "tfm Translator bf16", "tfm Translator XLA", "SavedModel b32", "SavedModel b64", "SavedModel early b64",
               "SavedModel early sorted b64", "SavedModel int8 b64", "SavedModel bf16 b64", "SavedModel bf16 early b64",
-              "SavedModel XLA b64", BASELINE, BASELINE + " 1x", "CTranslate2 int8")
+              "SavedModel bf16 early sorted b64", "SavedModel XLA b64", BASELINE, BASELINE + " 1x", "CTranslate2 int8")
 DEFAULT_RUNS = ("runs/bench_quality/m30k", "runs/08_multi30k_d256")
 
 
@@ -218,6 +219,8 @@ def table(run_dir, args):
               "SavedModel int8 b64": lambda: saved_model_in_batches(64, served[" int8"]),
               "SavedModel bf16 b64": lambda: saved_model_in_batches(64, served[" bf16"]),
               "SavedModel bf16 early b64": lambda: saved_model_in_batches(64, served[" bf16 early"]),
+              "SavedModel bf16 early sorted b64": lambda: saved_model_in_batches(64, served[" bf16 early"],
+                                                                                 by_length=True),
               "SavedModel XLA b64": lambda: saved_model_in_batches(64, served[" XLA"])}
     for name, translator in ct2.items():
         makers[name] = lambda t=translator: lambda texts: t(texts, **decoding)

@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -25,7 +26,7 @@ ROOT = os.path.dirname(HERE)
 RESULTS = os.path.join(ROOT, "docs", "results")
 sys.path.insert(0, HERE)
 # path_free: the page and the saved outputs name no folder of this machine.
-from common import path_free  # noqa: E402  (common is found once HERE is on sys.path)
+from common import command_line, path_free  # noqa: E402  (common is found once HERE is on sys.path)
 
 # name -> (script, extra args, what it shows)
 # The Transformer parser's recipe, chosen on the validation files (issue 24; docs/results.md, "Parsing"):
@@ -33,6 +34,11 @@ from common import path_free  # noqa: E402  (common is found once HERE is on sys
 PARSING_RECIPE = tuple(f"transformer:{field}" for field in (
     "num_layers=2", "d_model=128", "d_ff=512", "tokens_per_batch=1024", "warmup_steps=250", "dropout=0.1",
     "share_embeddings=False", "checkpoints_to_average=2"))
+# The serving table's rows (issue 59): every precision and layout a user can choose, CTranslate2 beside them. The
+# XLA rows (0.08-0.12x, issue 42) and the one-batch rows are left to `--candidates`: they took most of the run.
+SERVING_ROWS = ("tfm Translator early finish", "tfm Translator bf16", "SavedModel b64", "SavedModel early sorted b64",
+                "SavedModel int8 b64", "SavedModel bf16 b64", "SavedModel bf16 early b64",
+                "SavedModel bf16 early sorted b64", "CTranslate2 int8")
 BENCHMARKS = {
     "train_throughput": ("train_throughput.py", [],
                          "Training throughput and MFU at the base shape, vs keras-hub and torch"),
@@ -40,7 +46,7 @@ BENCHMARKS = {
         "train_throughput_multi30k.py", ["--xla"],
         "Multi30k: token bucketing vs fixed-length padding, fp32 vs bf16, with and without XLA"),
     "decoding_speed": ("decoding_speed.py", [], "Decoding: cached + compiled vs recomputing the prefix"),
-    "decoding_vs_ctranslate2": ("decoding_vs_ctranslate2.py", [],
+    "decoding_vs_ctranslate2": ("decoding_vs_ctranslate2.py", ["--candidates", *SERVING_ROWS],
                                 "Serving speed: tfm (Translator, SavedModel) vs CTranslate2 on the same weights"),
     "memory": ("memory.py", [], "Peak resident memory per preset during training"),
     "quality_at_budget": ("quality_at_budget.py", [], "BLEU on Multi30k test_2016_flickr at a fixed CPU budget"),
@@ -71,7 +77,7 @@ def run(name, quick):
     if not os.path.exists(path):
         return f"(missing: benchmarks/{script})"
     cmd = [sys.executable, path, *extra] + (["--quick"] if quick and name != "gpu_throughput" else [])
-    print(f"== {' '.join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd)}", flush=True)
+    print(f"== {shlex.join(os.path.relpath(c, ROOT) if c.startswith(ROOT) else c for c in cmd)}", flush=True)
     start = time.time()
     noise = ("I0000", "E0000", "W0000", "WARNING: All log messages", "To enable the following", "warnings.warn(",
              "normalizer.cc", "warm-up ")  # SentencePiece's info line; per-candidate progress (the table has it)
@@ -351,7 +357,7 @@ def page(images):
              "script named in its section, measured side by side in one run (medians of alternating rounds).",
              "Machine: 2 CPU cores, 24 GiB, no GPU, unless a section says otherwise.", ""]
     for name, (script, extra, what) in BENCHMARKS.items():
-        lines += [f"## {what}", "", f"`{' '.join(['python', f'benchmarks/{script}', *extra])}`", ""]
+        lines += [f"## {what}", "", f"`{command_line(script, extra)}`", ""]
         txt = os.path.join(RESULTS, f"{name}.txt")
         if os.path.exists(txt):
             with open(txt) as f:
