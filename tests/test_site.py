@@ -477,6 +477,8 @@ def test_the_setup_cell_shows_its_code_only_when_its_summary_is_clicked(browser)
             problems.append(f"{name}: {details.count()} setup <details>, code visible before the click")
             continue
         summary.click()
+        # the <details> opens on the click's event; on a loaded machine the layout can lag the click
+        code.wait_for(state="visible", timeout=10_000)
         box = code.bounding_box()
         if not (code.is_visible() and box and box["height"] > 100 and box["width"] > 500):
             problems.append(f"{name}: after the click the code is not shown ({box})")
