@@ -508,6 +508,8 @@ def test_prepared_table_changes_no_output(static_shapes):
     and x - inf, exact). oneDNN multiplies the two layouts in different orders (docs/results.md, "the output
     projection's layout"): there the logits agree to float32 rounding and the search's tokens are the same, and
     the bit-for-bit check runs in a process with oneDNN off (the next test)."""
+    if os.environ.get("TF_ENABLE_ONEDNN_OPTS") == "0":  # the next test's process: the bit-for-bit branch below
+        assert not _onednn(), "TF_ENABLE_ONEDNN_OPTS=0 left oneDNN on: the bit-for-bit check would not run"
     keras.utils.set_random_seed(5)
     model = tfm.Transformer.from_preset(TransformerConfig.tiny(vocab_size=300, dropout=0.0, num_layers=1,
                                                                max_length=16, extra_positions=EXTRA))
