@@ -29,10 +29,13 @@ output limit input + 50), 2 threads each. Candidates:
     SavedModel bf16 b64   `tfm export --quantize bfloat16`, requests of 64
     SavedModel bf16 early b64  `tfm export --quantize bfloat16 --early-finish`, requests of 64
     SavedModel bf16 early sorted b64  the same export, fed as `SavedModel early sorted b64` is
+    SavedModel early sorted b128 / SavedModel bf16 early sorted b128  the same two exports, sorted requests of 128:
+                          a step's fixed cost (a few hundred small ops) shared by twice the hypotheses
     SavedModel XLA b64    `tfm export --xla` (the search XLA-compiled inside the SavedModel), requests of 64
     CTranslate2 float32   the same weights converted by `tfm export --format ctranslate2`, two
                           batches of 64 in parallel (inter_threads 2): its fastest use of 2 threads
     CTranslate2 float32 1x  one batch at a time on 2 intra-op threads (the issue's measurement)
+    CTranslate2 float32 b128  two batches of 128 in parallel: CTranslate2 given the b128 rows' batch size
     CTranslate2 int8      int8 weights, two batches in parallel
 
 `--candidates` measures some of them (CTranslate2 float32, the baseline, and tfm Translator, the reference of
@@ -72,7 +75,8 @@ REFERENCE = "tfm Translator"  # the `same` column counts outputs equal to its
 CANDIDATES = (REFERENCE, "tfm Translator 1x", "tfm Translator early finish", "tfm Translator int8",
               "tfm Translator bf16", "tfm Translator XLA", "SavedModel b32", "SavedModel b64", "SavedModel early b64",
               "SavedModel early sorted b64", "SavedModel int8 b64", "SavedModel bf16 b64", "SavedModel bf16 early b64",
-              "SavedModel bf16 early sorted b64", "SavedModel XLA b64", BASELINE, BASELINE + " 1x", "CTranslate2 int8")
+              "SavedModel bf16 early sorted b64", "SavedModel early sorted b128", "SavedModel bf16 early sorted b128",
+              "SavedModel XLA b64", BASELINE, BASELINE + " 1x", BASELINE + " b128", "CTranslate2 int8")
 DEFAULT_RUNS = ("runs/bench_quality/m30k", "runs/08_multi30k_d256")
 
 
@@ -184,7 +188,7 @@ def table(run_dir, args):
                           (" bf16", dict(quantize="bfloat16")),
                           (" bf16 early", dict(quantize="bfloat16", early_finish=True)),
                           (" XLA", dict(jit_compile=True))):
-        if not chosen & {f"SavedModel{name}{order} b{size}" for size in (32, 64) for order in ("", " sorted")}:
+        if not chosen & {f"SavedModel{name}{order} b{size}" for size in (32, 64, 128) for order in ("", " sorted")}:
             # no row reads this export
             continue
         folder = os.path.join(workdir, "savedmodel" + name.replace(" ", "_"), "1")
@@ -194,6 +198,8 @@ def table(run_dir, args):
     ct2_int8_dir = export_ctranslate2((model, tokenizer), os.path.join(workdir, "ct2_int8"), quantization="int8")
     ct2 = {BASELINE: CTranslate2Translator(ct2_dir, intra_threads=1, inter_threads=args.threads),
            BASELINE + " 1x": CTranslate2Translator(ct2_dir, intra_threads=args.threads, inter_threads=1),
+           BASELINE + " b128": CTranslate2Translator(ct2_dir, intra_threads=1, inter_threads=args.threads,
+                                                     batch_size=128),
            "CTranslate2 int8": CTranslate2Translator(ct2_int8_dir, intra_threads=1, inter_threads=args.threads)}
     pool = ThreadPoolExecutor(args.threads)
 
@@ -221,6 +227,9 @@ def table(run_dir, args):
               "SavedModel bf16 early b64": lambda: saved_model_in_batches(64, served[" bf16 early"]),
               "SavedModel bf16 early sorted b64": lambda: saved_model_in_batches(64, served[" bf16 early"],
                                                                                  by_length=True),
+              "SavedModel early sorted b128": lambda: saved_model_in_batches(128, served[" early"], by_length=True),
+              "SavedModel bf16 early sorted b128": lambda: saved_model_in_batches(128, served[" bf16 early"],
+                                                                                  by_length=True),
               "SavedModel XLA b64": lambda: saved_model_in_batches(64, served[" XLA"])}
     for name, translator in ct2.items():
         makers[name] = lambda t=translator: lambda texts: t(texts, **decoding)

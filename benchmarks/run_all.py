@@ -38,7 +38,8 @@ PARSING_RECIPE = tuple(f"transformer:{field}" for field in (
 # XLA rows (0.08-0.12x, issue 42) and the one-batch rows are left to `--candidates`: they took most of the run.
 SERVING_ROWS = ("tfm Translator early finish", "tfm Translator bf16", "SavedModel b64", "SavedModel early sorted b64",
                 "SavedModel int8 b64", "SavedModel bf16 b64", "SavedModel bf16 early b64",
-                "SavedModel bf16 early sorted b64", "CTranslate2 int8")
+                "SavedModel bf16 early sorted b64", "SavedModel early sorted b128", "SavedModel bf16 early sorted b128",
+                "CTranslate2 float32 b128", "CTranslate2 int8")
 BENCHMARKS = {
     "train_throughput": ("train_throughput.py", [],
                          "Training throughput and MFU at the base shape, vs keras-hub and torch"),
