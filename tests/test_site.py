@@ -761,6 +761,7 @@ def test_searching_beam_search_finds_beam_search_first(browser):
         return meta && meta.textContent && !/initializing/i.test(meta.textContent) }""", timeout=120_000)
     page.focus("input.md-search__input")
     page.locator("input.md-search__input").press_sequentially("beam search")
-    page.locator("a.md-search-result__link[href*='#']").first.wait_for(timeout=30_000)
+    # The results of the whole query, not of a prefix typed so far ("beam se"): each link carries its query.
+    page.locator("a.md-search-result__link[href*='h=beam+search#']").first.wait_for(timeout=30_000)
     first = page.locator("a.md-search-result__link[href*='#']").first.get_attribute("href")
     assert first.endswith("api/decoding.html?h=beam+search#tfm.decoding.beam.beam_search"), first
